@@ -1,0 +1,88 @@
+// Every knob of every workload is an environment variable with a default,
+// parsed and validated here. A bad value throws in the init context, which
+// stops k6 before setup() and before any load, naming the variable.
+
+export class ConfigError extends Error {}
+
+function fail(name, value, why) {
+  throw new ConfigError(`invalid ${name}=${JSON.stringify(value)}: ${why}`);
+}
+
+// The raw value of a variable, or undefined when unset or empty.
+function raw(name) {
+  const v = __ENV[name];
+  return v === undefined || v === "" ? undefined : v;
+}
+
+export function int(name, dflt, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}) {
+  const v = raw(name);
+  if (v === undefined) return dflt;
+  if (!/^[0-9]+$/.test(v.replace(/_/g, ""))) fail(name, v, "not a whole number");
+  const n = Number(v.replace(/_/g, ""));
+  if (!Number.isSafeInteger(n) || n < min || n > max) fail(name, v, `must be between ${min} and ${max}`);
+  return n;
+}
+
+export function str(name, dflt, { pattern, hint } = {}) {
+  const v = raw(name);
+  if (v === undefined) return dflt;
+  if (pattern && !pattern.test(v)) fail(name, v, hint || `must match ${pattern}`);
+  return v;
+}
+
+export function oneOf(name, dflt, choices) {
+  const v = raw(name);
+  if (v === undefined) return dflt;
+  if (!choices.includes(v)) fail(name, v, `must be one of ${choices.join(", ")}`);
+  return v;
+}
+
+// A k6 duration such as 30s, 5m, 1h30m.
+export function duration(name, dflt) {
+  return str(name, dflt, { pattern: /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/, hint: "a duration such as 30s, 5m or 1h30m" });
+}
+
+export function required(name, value) {
+  if (value === undefined) throw new ConfigError(`${name} is required and not set`);
+  return value;
+}
+
+const hostPort = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/;
+
+// YSQL_NODES: host:port,host:port,... as yb-sample-apps' --nodes.
+export function nodes(name, dflt) {
+  const v = str(name, dflt);
+  const list = v.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (list.length === 0) fail(name, v, "no host:port in the list");
+  return list.map((hp) => {
+    const m = hostPort.exec(hp);
+    if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) fail(name, v, `"${hp}" is not host:port`);
+    return { host: m[1].replace(/^\[|\]$/g, ""), port: Number(m[2]) };
+  });
+}
+
+// A SQL identifier we interpolate into statements: plain names only.
+export function identifier(name, dflt) {
+  return str(name, dflt, { pattern: /^[a-z_][a-z0-9_]{0,62}$/, hint: "a lower-case SQL name (letters, digits, _)" });
+}
+
+// The connection settings shared by every workload. The password is never
+// read here: the driver takes it from PGPASSWORD or PGPASSFILE, so that it
+// never passes through the script, its logs or the command line.
+export function connection() {
+  return {
+    nodes: nodes("YSQL_NODES", "127.0.0.1:5433"),
+    user: str("DB_USER", "yugabyte", { pattern: /^[A-Za-z0-9_.@-]+$/, hint: "a plain role name" }),
+    database: str("DB_NAME", "yugabyte", { pattern: /^[A-Za-z0-9_.-]+$/, hint: "a plain database name" }),
+    sslmode: oneOf("DB_SSLMODE", "disable", ["disable", "require", "verify-ca", "verify-full"]),
+    connectTimeout: int("DB_CONNECT_TIMEOUT", 10, { min: 1, max: 600 }),
+  };
+}
+
+// How long and how hard: fixed VUs for DURATION (the seeds' closed model).
+export function load() {
+  return {
+    vus: int("VUS", 16, { min: 1, max: 100000 }),
+    duration: duration("DURATION", "30s"),
+  };
+}

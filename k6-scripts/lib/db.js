@@ -1,0 +1,54 @@
+// One connection per VU, VUs spread round-robin over the YSQL nodes, as
+// yb-sample-apps spreads its threads over --nodes.
+import sql from "k6/x/sql";
+import driver from "k6/x/sql/driver/postgres";
+
+function dsn(conn, node) {
+  return [
+    `host=${node.host}`,
+    `port=${node.port}`,
+    `user=${conn.user}`,
+    `dbname=${conn.database}`,
+    `sslmode=${conn.sslmode}`,
+    `connect_timeout=${conn.connectTimeout}`,
+  ].join(" ");
+}
+
+// The node a VU talks to. VU ids start at 1; the init context that only
+// reads options runs as VU 0.
+export function nodeFor(conn, vu) {
+  return conn.nodes[Math.max(vu - 1, 0) % conn.nodes.length];
+}
+
+export function open(conn, node) {
+  return sql.open(driver, dsn(conn, node), { max_open_conns: 1, max_idle_conns: 1 });
+}
+
+// Fail early with a message that says where and as whom, not just the
+// driver's words, when a node cannot be reached or refuses us.
+export function checkReachable(conn) {
+  for (const node of conn.nodes) {
+    const db = open(conn, node);
+    try {
+      db.query("SELECT 1 AS ok");
+    } catch (e) {
+      throw new Error(
+        `cannot use database "${conn.database}" at ${node.host}:${node.port} as "${conn.user}": ${errorMessage(e)}`,
+      );
+    } finally {
+      db.close();
+    }
+  }
+}
+
+export function errorMessage(e) {
+  return String((e && e.message) || e).replace(/^GoError: /, "");
+}
+
+// SQLSTATE of a failed statement: lib/pq ends its messages with "(23505)",
+// pgx with "(SQLSTATE 23505)". Errors that never reached the server
+// (network, timeouts) have none.
+export function sqlstate(e) {
+  const m = /\((?:SQLSTATE )?([0-9A-Z]{5})\)\s*$/.exec(errorMessage(e));
+  return m ? m[1] : "none";
+}

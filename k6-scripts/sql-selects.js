@@ -1,0 +1,47 @@
+// yb-sample-apps SqlInserts, read-only (seed 000): point SELECTs by key,
+// uniform over the keys a sql-inserts run wrote, `<KEY_PREFIX>:0` up to
+// `<KEY_PREFIX>:<MAX_WRITTEN_KEY - 1>`.
+//
+//   KEY_PREFIX       the prefix the insert run used (its testid by default)
+//   MAX_WRITTEN_KEY  how many keys that run wrote contiguously from 0
+//   TABLE, YSQL_NODES, DB_USER, DB_NAME, VUS, DURATION as in sql-inserts.js
+import { identifier, int, str, required, connection } from "./lib/config.js";
+import { open, nodeFor, checkReachable } from "./lib/db.js";
+import { key, uniformIndex } from "./lib/keys.js";
+import { timed, keysMissing } from "./lib/metrics.js";
+import { options as runOptions } from "./lib/run.js";
+
+const conn = connection();
+const table = identifier("TABLE", "postgresqlkeyvalue");
+const keyPrefix = required("KEY_PREFIX", str("KEY_PREFIX", undefined, { pattern: /^[A-Za-z0-9_.-]{1,64}$/, hint: "1-64 letters, digits, . _ -" }));
+const maxWrittenKey = required("MAX_WRITTEN_KEY", int("MAX_WRITTEN_KEY", undefined, { min: 1 }));
+
+export const options = runOptions("sql-selects");
+
+const db = open(conn, nodeFor(conn, __VU));
+const select = `SELECT k, v FROM ${table} WHERE k = $1`;
+
+export function setup() {
+  checkReachable(conn);
+  // Read-only: the table must exist and hold the last key we will ask for.
+  const last = key(keyPrefix, maxWrittenKey - 1);
+  let rows;
+  try {
+    rows = db.query(select, last);
+  } catch (e) {
+    throw new Error(`cannot read ${table}: ${String(e.message).replace(/^GoError: /, "")}`);
+  }
+  if (rows.length !== 1) {
+    throw new Error(`key ${last} is not in ${table}: check KEY_PREFIX and MAX_WRITTEN_KEY against the insert run`);
+  }
+}
+
+export default function () {
+  const k = key(keyPrefix, uniformIndex(maxWrittenKey));
+  const rows = timed("select", () => db.query(select, k));
+  if (rows !== undefined && rows.length !== 1) keysMissing.add(1);
+}
+
+export function teardown() {
+  db.close();
+}

@@ -1,0 +1,3 @@
+"""ybbench: observability-driven benchmarks for YugabyteDB and PostgreSQL-wire databases."""
+
+__version__ = "0.1.0"

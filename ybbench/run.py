@@ -1,0 +1,142 @@
+"""`ybbench run`: one k6 workload, one run id, one results folder.
+
+results/<testid>/ holds params.json (what ran, with which knobs), the k6
+summary and k6's log. The folder appears whole or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UserError
+from .files import staged_dir, write_json
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPTS = REPO / "k6-scripts"
+
+# Knobs the scripts read (k6-scripts/lib/config.js and the workloads); their
+# values are recorded in params.json. Passwords are never among them.
+KNOBS = (
+    "YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_CONNECT_TIMEOUT TABLE KEY_PREFIX "
+    "NUM_UNIQUE_KEYS MAX_WRITTEN_KEY ROW_BYTES VUS DURATION"
+).split()
+SECRET_NAMES = re.compile(r"PASS|SECRET|TOKEN", re.I)
+TESTID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+# k6 exit codes: 0 ok, 99 thresholds crossed (the run happened, with errors).
+K6_RAN = (0, 99)
+
+
+def workloads() -> list[str]:
+    return sorted(p.stem for p in SCRIPTS.glob("*.js"))
+
+
+def k6_binary() -> str:
+    k6 = os.environ.get("K6") or shutil.which("k6")
+    if not k6:
+        raise UserError("k6 not found: put it on PATH or set K6 to its path")
+    return k6
+
+
+def check_prometheus(url: str) -> None:
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/-/ready", timeout=5) as r:
+            if r.status != 200:
+                raise UserError(f"Prometheus at {url} is not ready (HTTP {r.status})")
+    except (urllib.error.URLError, OSError) as e:
+        raise UserError(f"Prometheus at {url} is not reachable: {getattr(e, 'reason', e)}") from None
+
+
+@dataclass
+class RunResult:
+    testid: str
+    folder: Path
+    exit_code: int
+
+
+def parse_settings(settings: list[str]) -> dict[str, str]:
+    out = {}
+    for s in settings:
+        name, eq, value = s.partition("=")
+        if not eq or not name:
+            raise UserError(f"--set {s!r}: expected NAME=VALUE")
+        if name not in KNOBS:
+            raise UserError(f"--set {name}: unknown knob; known: {', '.join(KNOBS)}")
+        out[name] = value
+    return out
+
+
+def run(
+    workload: str,
+    *,
+    testid: str | None = None,
+    results: Path = REPO / "results",
+    prometheus: str | None = None,
+    settings: list[str] = (),
+    quiet: bool = False,
+) -> RunResult:
+    if workload not in workloads():
+        raise UserError(f"unknown workload {workload!r}; known: {', '.join(workloads())}")
+    testid = testid or f"{workload}-{time.strftime('%Y%m%dT%H%M%S')}"
+    if not TESTID.match(testid):
+        raise UserError(f"--testid {testid!r}: use 1-64 letters, digits, . _ -")
+    knobs = parse_settings(list(settings))
+    k6 = k6_binary()
+    if prometheus:
+        check_prometheus(prometheus)
+    final = results / testid
+    if final.exists():
+        raise UserError(f"{final} exists: a run id is used once")
+
+    env = dict(os.environ, **knobs)
+    cmd = [k6, "run", "--no-color", "--tag", f"testid={testid}"]
+    if prometheus:
+        env.update(
+            K6_PROMETHEUS_RW_SERVER_URL=f"{prometheus.rstrip('/')}/api/v1/write",
+            K6_PROMETHEUS_RW_PUSH_INTERVAL=env.get("K6_PROMETHEUS_RW_PUSH_INTERVAL", "5s"),
+            K6_PROMETHEUS_RW_TREND_STATS=env.get("K6_PROMETHEUS_RW_TREND_STATS", "p(50),p(95),p(99),max,avg"),
+        )
+        cmd += ["--out", "experimental-prometheus-rw"]
+
+    with staged_dir(final) as stage:
+        cmd += ["--summary-export", str(stage / "k6-summary.json"), str(SCRIPTS / f"{workload}.js")]
+        started = time.time()
+        with open(stage / "k6.log", "w") as log:
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                log.write(line)
+                if not quiet:
+                    sys.stdout.write(line)
+            code = proc.wait()
+        if code not in K6_RAN:
+            raise UserError(f"{workload} failed (k6 exit {code}): {k6_error(stage / 'k6.log')}")
+        write_json(
+            stage / "params.json",
+            {
+                "workload": workload,
+                "testid": testid,
+                "knobs": {k: env[k] for k in KNOBS if k in env and not SECRET_NAMES.search(k)},
+                "prometheus": prometheus,
+                "started": started,
+                "finished": time.time(),
+                "k6_exit_code": code,
+            },
+        )
+    return RunResult(testid, final, code)
+
+
+def k6_error(log: Path) -> str:
+    """The messages of k6's error lines, which say what went wrong."""
+    lines = log.read_text().splitlines()
+    msgs = [m.group(1) for l in lines if "level=error" in l for m in [re.search(r'msg="((?:[^"\\]|\\.)*)"', l)] if m]
+    return "; ".join(msgs) or (lines[-1] if lines else "no output")
