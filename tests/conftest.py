@@ -1,0 +1,64 @@
+"""Session fixtures: the native stack, started once for all tests."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+
+import pytest
+
+from .stack import BIN, CAPTURES, REPO, CaptureServer, Postgres, Process, Prometheus, free_port, wait_until
+
+NEEDED = ("k6", "prometheus", "promtool", "node_exporter", "composecheck")
+
+
+@pytest.fixture(scope="session")
+def binaries():
+    """The Go binaries, built once into the cache by native/build.sh."""
+    subprocess.run([str(REPO / "native" / "build.sh")], check=True, stdout=subprocess.DEVNULL)
+    missing = [b for b in NEEDED if not (BIN / b).exists()]
+    assert not missing, f"native/build.sh did not build {missing} into {BIN}"
+    return BIN
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    pg = Postgres.start()
+    yield pg
+    pg.stop()
+
+
+@pytest.fixture(scope="session")
+def node_exporter(binaries, tmp_path_factory):
+    port = free_port()
+    proc = Process("node_exporter", [str(binaries / "node_exporter"), f"--web.listen-address=127.0.0.1:{port}"],
+                   tmp_path_factory.mktemp("node_exporter"))
+    yield f"127.0.0.1:{port}"
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def captures():
+    """The four YugabyteDB endpoints, served from the real captures."""
+    servers = {kind: CaptureServer(CAPTURES / f"{kind}.txt") for kind in ("master", "tserver", "ysql", "ycql")}
+    yield {kind: s.address for kind, s in servers.items()}
+    for s in servers.values():
+        s.stop()
+
+
+@pytest.fixture(scope="session")
+def prometheus(binaries, node_exporter, captures, tmp_path_factory):
+    prom = Prometheus(
+        tmp_path_factory.mktemp("prometheus"),
+        ["--masters", captures["master"], "--tservers", captures["tserver"], "--ysql", captures["ysql"],
+         "--ycql", captures["ycql"], "--node-exporters", node_exporter],
+    )
+    # prometheus, node, and the four YugabyteDB endpoints.
+    wait_until(lambda: prom.all_targets_up(6), "every scrape target to be up", timeout=60)
+    yield prom
+    prom.stop()
+
+
+@pytest.fixture
+def testid():
+    return f"t{uuid.uuid4().hex[:10]}"

@@ -1,0 +1,228 @@
+"""The native test stack: real PostgreSQL, Prometheus, node_exporter and k6
+processes on 127.0.0.1, and an HTTP server that serves captured YugabyteDB
+metrics. Nothing here listens beyond loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import tempfile
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+CAPTURES = SHARED / "fixtures" / "yugabytedb-2.23.1"
+BIN = Path(os.environ.get("YBBENCH_CACHE", Path.home() / ".cache" / "ybbench")) / "bin"
+PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_checked(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    """Run a set-up command; on failure, say what it printed."""
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+    return p
+
+
+def wait_until(check, what: str, timeout: float = 60.0, interval: float = 0.25):
+    """Poll `check` until it returns a truthy value; fail naming `what`."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+            if value:
+                return value
+        except Exception as e:  # noqa: BLE001 - reported below if it persists
+            last = e
+        time.sleep(interval)
+    raise TimeoutError(f"timed out waiting for {what}" + (f": {last}" if last else ""))
+
+
+class Process:
+    """A background process whose output goes to a log file."""
+
+    def __init__(self, name: str, cmd: list[str], log_dir: Path, env: dict | None = None, user: str | None = None):
+        self.name = name
+        self.log = log_dir / f"{name}.log"
+        if user:
+            cmd = ["runuser", "-u", user, "--", *cmd]
+        with open(self.log, "w") as f:
+            self.proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.alive():
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def tail(self, n: int = 20) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+
+
+@dataclass
+class Postgres:
+    """A throwaway PostgreSQL 15 cluster with password authentication."""
+
+    port: int
+    user: str
+    password: str
+    database: str
+    datadir: Path
+    log_dir: Path
+
+    @classmethod
+    def start(cls) -> "Postgres":
+        # Its own folder under /tmp: the server runs as `postgres`, which
+        # cannot enter pytest's root-only temporary folders.
+        root = Path(tempfile.mkdtemp(prefix="ybbench-pg-"))
+        shutil.chown(root, "postgres")
+        pw_file = root / "pw"
+        password = secrets.token_urlsafe(18)
+        pw_file.write_text(password + "\n")
+        shutil.chown(pw_file, "postgres")
+        pw_file.chmod(0o600)
+        pg = cls(free_port(), "ybbench", password, "ybbench", root / "data", root)
+        run_checked(["runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D", str(pg.datadir),
+                     "-U", pg.user, "-A", "scram-sha-256", f"--pwfile={pw_file}", "--no-sync"])
+        pw_file.unlink()
+        opts = (f"-c listen_addresses=127.0.0.1 -c port={pg.port} -c unix_socket_directories={root} "
+                "-c max_connections=200 -c fsync=off -c synchronous_commit=off")
+        run_checked(["runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(pg.datadir), "-o", opts,
+                     "-l", str(root / "postgres.log"), "-w", "start"])
+        pg.psql("postgres", f"CREATE DATABASE {pg.database}")
+        return pg
+
+    def env(self, password: str | None = None) -> dict:
+        """Environment for clients: the password travels in PGPASSWORD only."""
+        return dict(os.environ, PGPASSWORD=self.password if password is None else password)
+
+    def psql(self, database: str, sql: str) -> str:
+        out = subprocess.run(
+            ["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(self.port),
+             "-U", self.user, "-d", database, "-c", sql],
+            check=True, capture_output=True, text=True, env=self.env(),
+        )
+        return out.stdout.strip()
+
+    def query(self, sql: str) -> str:
+        return self.psql(self.database, sql)
+
+    def stop(self) -> None:
+        subprocess.run(
+            ["runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(self.datadir), "-m", "immediate", "stop"],
+            capture_output=True,
+        )
+        shutil.rmtree(self.log_dir, ignore_errors=True)
+
+
+_TIMESTAMP = re.compile(r"^([^#].*\S)\s+[0-9]{13}$")
+
+
+def strip_timestamps(text: str) -> str:
+    """YugabyteDB stamps every sample in ms; Prometheus drops captured
+    samples that old, so serve them as if scraped now."""
+    return "\n".join(_TIMESTAMP.sub(r"\1", line) for line in text.splitlines()) + "\n"
+
+
+class CaptureServer:
+    """Serves one captured /prometheus-metrics page on its own port, as one
+    YugabyteDB endpoint (master, tserver, ysql or ycql) would."""
+
+    def __init__(self, capture: Path):
+        body = strip_timestamps(capture.read_text()).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's naming
+                if urllib.parse.urlparse(self.path).path != "/prometheus-metrics":
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+class Prometheus:
+    """A Prometheus running the project's prometheus.yml unchanged: the
+    config and rules are linked in, only the target files are rendered."""
+
+    def __init__(self, root: Path, targets_args: list[str]):
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "prometheus.yml").symlink_to(REPO / "prometheus" / "prometheus.yml")
+        (root / "rules").symlink_to(REPO / "prometheus" / "rules")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        subprocess.run(
+            ["python3", "-m", "ybbench", "targets", "--cluster", "native", "--prometheus", f"127.0.0.1:{self.port}",
+             "--out", str(root / "targets"), *targets_args],
+            check=True, capture_output=True, cwd=REPO,
+        )
+        self.proc = Process(
+            "prometheus",
+            [str(BIN / "prometheus"), f"--config.file={root / 'prometheus.yml'}", f"--storage.tsdb.path={root / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-remote-write-receiver"],
+            root,
+        )
+        wait_until(self.ready, "Prometheus to be ready", timeout=60)
+
+    def ready(self) -> bool:
+        if not self.proc.alive():
+            raise RuntimeError(f"prometheus exited:\n{self.proc.tail()}")
+        with urllib.request.urlopen(f"{self.url}/-/ready", timeout=2) as r:
+            return r.status == 200
+
+    def api(self, path: str, **params) -> dict:
+        url = f"{self.url}/api/v1/{path}?{urllib.parse.urlencode(params)}"
+        with urllib.request.urlopen(url, timeout=30) as r:
+            body = json.load(r)
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def query(self, promql: str) -> list[dict]:
+        return self.api("query", query=promql)["result"]
+
+    def all_targets_up(self, count: int) -> bool:
+        """True once `count` targets are active and each has been scraped
+        fine; otherwise raises with what is down (wait_until reports it)."""
+        active = self.api("targets", state="active")["activeTargets"]
+        down = [f"{t['scrapeUrl']}: {t['health']} {t['lastError']}" for t in active if t["health"] != "up"]
+        if len(active) != count or down:
+            raise AssertionError(f"{len(active)} of {count} targets active; not up: {down}")
+        return True
+
+    def stop(self) -> None:
+        self.proc.stop()

@@ -1,0 +1,109 @@
+"""The walking skeleton, end to end: k6 runs sql-inserts then sql-selects
+against a real PostgreSQL, writing its metrics into a real Prometheus that
+runs the project's prometheus.yml and also scrapes node_exporter."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+
+from .ybbench_cli import ybbench_run
+
+INSERT_VUS, SELECT_VUS, DURATION = 8, 8, "8s"
+
+
+@pytest.fixture(scope="module")
+def runs(postgres, prometheus, tmp_path_factory):
+    """One insert run and one select run over the keys it wrote."""
+    results = tmp_path_factory.mktemp("results")
+    run_id = f"e2e{uuid.uuid4().hex[:8]}"
+    inserts = ybbench_run("sql-inserts", postgres, results, testid=f"{run_id}-ins", prometheus=prometheus.url,
+                          knobs={"VUS": INSERT_VUS, "DURATION": DURATION, "KEY_PREFIX": run_id})
+    assert inserts.code == 0, inserts.output
+    written = inserts.metric("ybbench_rows_written")["count"]
+    selects = ybbench_run("sql-selects", postgres, results, testid=f"{run_id}-sel", prometheus=prometheus.url,
+                          knobs={"VUS": SELECT_VUS, "DURATION": DURATION, "KEY_PREFIX": run_id,
+                                 "MAX_WRITTEN_KEY": written})
+    assert selects.code == 0, selects.output
+    return {"prefix": run_id, "inserts": inserts, "selects": selects, "written": written}
+
+
+def test_table_holds_exactly_the_rows_k6_reports_inserted(runs, postgres):
+    prefix, written = runs["prefix"], runs["written"]
+    assert written > 1000, "the run inserted too little to say anything"
+    in_table = int(postgres.query(f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{prefix}:%'"))
+    assert in_table == written
+    # Keys are <prefix>:<n>, n dense from 0: iterationInTest, no gaps, no repeats.
+    bad_shape = postgres.query(
+        f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{prefix}:%' AND k !~ '^{prefix}:(0|[1-9][0-9]*)$'")
+    assert bad_shape == "0"
+    top = postgres.query(
+        f"SELECT max(split_part(k, ':', 2)::bigint) FROM postgresqlkeyvalue WHERE k LIKE '{prefix}:%'")
+    assert int(top) == written - 1
+    # Rows of 64 bytes (key + value), values val:<n> padded, as yb-sample-apps' val:<n>.
+    sizes = postgres.query(
+        f"SELECT DISTINCT length(k) + length(v) FROM postgresqlkeyvalue WHERE k LIKE '{prefix}:%'")
+    assert sizes == "64"
+    mismatched = postgres.query(
+        f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{prefix}:%' "
+        f"AND v NOT LIKE 'val:' || split_part(k, ':', 2) || '%'")
+    assert mismatched == "0"
+
+
+def test_no_sql_errors_and_every_select_found_its_key(runs):
+    for run in (runs["inserts"], runs["selects"]):
+        assert run.metric("ybbench_errors").get("count", 0) == 0, run.output
+    sel = runs["selects"]
+    assert sel.metric("ybbench_ops")["count"] > 1000
+    assert sel.metric("ybbench_keys_missing").get("count", 0) == 0
+
+
+def test_results_folder_records_the_run_without_secrets(runs, postgres):
+    folder = runs["inserts"].folder
+    params = (folder / "params.json").read_text()
+    assert '"workload": "sql-inserts"' in params and runs["prefix"] in params
+    for f in folder.iterdir():
+        assert postgres.password not in f.read_text(), f"password leaked into {f.name}"
+
+
+def _samples(prometheus, promql: str) -> list[tuple[float, float]]:
+    result = prometheus.api("query", query=f"{promql}[10m]")["result"]
+    assert len(result) == 1, f"{promql}: expected one series, got {result}"
+    return [(float(t), float(v)) for t, v in result[0]["values"]]
+
+
+@pytest.mark.parametrize("run_key,op", [("inserts", "insert"), ("selects", "select")])
+def test_prometheus_holds_the_run_and_agrees_with_the_k6_summary(runs, prometheus, run_key, op):
+    run = runs[run_key]
+    testid = run.folder.name
+    summary = run.metric("ybbench_ops")
+    samples = _samples(prometheus, f'k6_ybbench_ops_total{{testid="{testid}", op="{op}"}}')
+    # Counters are cumulative from the start of the run: the last pushed
+    # value is the run's total.
+    assert samples[-1][1] == summary["count"]
+    # The rate between the first and last push against the summary's rate.
+    (t0, v0), (t1, v1) = samples[0], samples[-1]
+    assert t1 - t0 >= 4, f"too few pushes to measure a rate: {samples}"
+    prom_rate = (v1 - v0) / (t1 - t0)
+    assert prom_rate == pytest.approx(summary["rate"], rel=0.10), (prom_rate, summary["rate"])
+    # Latency trends arrive as p99 etc. in seconds, tagged with the run.
+    p99 = prometheus.query(f'k6_ybbench_op_duration_p99{{testid="{testid}", op="{op}"}}')
+    assert p99 and 0 < float(p99[0]["value"][1]) < 1
+
+
+def test_every_k6_series_carries_the_testid(runs, prometheus):
+    testid = runs["inserts"].folder.name
+    names = {r["metric"]["__name__"] for r in prometheus.query(f'{{__name__=~"k6_.+", testid="{testid}"}}')}
+    assert {"k6_ybbench_ops_total", "k6_iterations_total", "k6_vus"} <= names
+    untagged = prometheus.query('count({__name__=~"k6_.+", testid=""})')
+    assert not untagged, untagged
+
+
+def test_node_exporter_series_are_present(prometheus):
+    cpu = prometheus.query('node_cpu_seconds_total{job="node", mode="idle"}')
+    assert cpu, "no node_exporter CPU series"
+    assert cpu[0]["metric"]["node_prefix"] == "native"
+    disks = prometheus.query('node_disk_reads_completed_total{job="node"}')
+    assert disks, "no node_exporter disk series"

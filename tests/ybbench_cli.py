@@ -1,0 +1,39 @@
+"""Running the `ybbench` CLI as a user would, against the native stack."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .stack import BIN, REPO, Postgres
+
+
+@dataclass
+class Completed:
+    code: int
+    output: str
+    folder: Path
+
+    def summary(self) -> dict:
+        return json.loads((self.folder / "k6-summary.json").read_text())
+
+    def metric(self, name: str) -> dict:
+        return self.summary()["metrics"].get(name, {})
+
+
+def ybbench_run(workload: str, pg: Postgres, results: Path, *, testid: str, prometheus: str | None = None,
+                knobs: dict | None = None, password: str | None = None, extra_env: dict | None = None) -> Completed:
+    """`ybbench run` against the test PostgreSQL; the password goes in PGPASSWORD."""
+    settings = {"YSQL_NODES": f"127.0.0.1:{pg.port}", "DB_USER": pg.user, "DB_NAME": pg.database, **(knobs or {})}
+    cmd = [sys.executable, "-m", "ybbench", "run", workload, "--testid", testid, "--results", str(results), "--quiet"]
+    for k, v in settings.items():
+        cmd += ["--set", f"{k}={v}"]
+    if prometheus:
+        cmd += ["--prometheus", prometheus]
+    env = pg.env(password)
+    env.update(K6=str(BIN / "k6"), K6_PROMETHEUS_RW_PUSH_INTERVAL="1s", **(extra_env or {}))
+    p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return Completed(p.returncode, p.stdout + p.stderr, results / testid)
