@@ -136,7 +136,12 @@ def run(
 
 
 def k6_error(log: Path) -> str:
-    """The messages of k6's error lines, which say what went wrong."""
+    """What k6's error lines say, without logfmt quoting or JS stack traces."""
     lines = log.read_text().splitlines()
-    msgs = [m.group(1) for l in lines if "level=error" in l for m in [re.search(r'msg="((?:[^"\\]|\\.)*)"', l)] if m]
+    msgs = []
+    for line in lines:
+        m = re.search(r'level=error msg="((?:[^"\\]|\\.)*)"', line)
+        if m:
+            text = m.group(1).encode().decode("unicode_escape").split("\n")[0]
+            msgs.append(re.sub(r"^(Go)?Error: ", "", text))
     return "; ".join(msgs) or (lines[-1] if lines else "no output")

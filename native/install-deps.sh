@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what the native test stack needs on a fresh machine: PostgreSQL 15
+# from Debian, the Python package with its pinned test dependencies, and
+# checks for Go (native/build.sh builds the rest from the Go module proxy).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x /usr/lib/postgresql/15/bin/initdb ] || ! command -v psql >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq postgresql-15 postgresql-client-15 >/dev/null
+fi
+if ! command -v go >/dev/null; then
+  echo "install-deps: Go is required (go1.26 or newer) to build k6, Prometheus and node_exporter" >&2
+  exit 1
+fi
+
+python3 -m pip install -q -e '.[test]'
