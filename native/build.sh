@@ -8,8 +8,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 bin=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/bin
 mkdir -p "$bin"
 
+# A module's sources: its go.mod, go.sum and Go files, and those of the
+# folders its go.mod replaces modules with.
 stamp() {
-  (cd "$here/$1" && cat go.mod go.sum $(find . -name '*.go' | sort)) | sha256sum | cut -c1-16
+  (
+    cd "$here/$1"
+    dirs=". $(grep -oE '=> \.{1,2}/[^ ]+' go.mod | cut -c4- || true)"
+    cat go.mod go.sum $(find $dirs -name '*.go' -o -name go.mod | sort)
+  ) | sha256sum | cut -c1-16
 }
 
 # Prometheus 3.x is published as Go module v0.3XX.Y: v0.313.5 is 3.13.5.

@@ -14,17 +14,19 @@ from .ybbench_cli import ybbench_run
 INSERT_VUS, SELECT_VUS, DURATION = 8, 8, "8s"
 
 
-@pytest.fixture(scope="module")
-def runs(postgres, prometheus, tmp_path_factory):
-    """One insert run and one select run over the keys it wrote."""
+@pytest.fixture(scope="module", params=["pgx", "postgres"])
+def runs(request, postgres, prometheus, tmp_path_factory):
+    """One insert run and one select run over the keys it wrote, with each
+    driver: pgx (the default) and lib/pq (DB_DRIVER=postgres)."""
+    driver = request.param
     results = tmp_path_factory.mktemp("results")
     run_id = f"e2e{uuid.uuid4().hex[:8]}"
     inserts = ybbench_run("sql-inserts", postgres, results, testid=f"{run_id}-ins", prometheus=prometheus.url,
-                          knobs={"VUS": INSERT_VUS, "DURATION": DURATION, "KEY_PREFIX": run_id})
+                          knobs={"DB_DRIVER": driver, "VUS": INSERT_VUS, "DURATION": DURATION, "KEY_PREFIX": run_id})
     assert inserts.code == 0, inserts.output
     written = inserts.metric("ybbench_rows_written")["count"]
     selects = ybbench_run("sql-selects", postgres, results, testid=f"{run_id}-sel", prometheus=prometheus.url,
-                          knobs={"VUS": SELECT_VUS, "DURATION": DURATION, "KEY_PREFIX": run_id,
+                          knobs={"DB_DRIVER": driver, "VUS": SELECT_VUS, "DURATION": DURATION, "KEY_PREFIX": run_id,
                                  "MAX_WRITTEN_KEY": written})
     assert selects.code == 0, selects.output
     return {"prefix": run_id, "inserts": inserts, "selects": selects, "written": written}

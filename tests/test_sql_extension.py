@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from .stack import REPO
 
 
-def test_xk6_sql_api_against_postgres(binaries, postgres, tmp_path):
+@pytest.mark.parametrize("driver", ["pgx", "postgres"])
+def test_xk6_sql_api_against_postgres(binaries, postgres, tmp_path, driver):
     summary = tmp_path / "summary.json"
     env = postgres.env()
-    env.update(PGPORT=str(postgres.port), PGUSER=postgres.user, PGDATABASE=postgres.database)
+    env.update(DRIVER=driver, PGPORT=str(postgres.port), PGUSER=postgres.user, PGDATABASE=postgres.database)
     p = subprocess.run(
         [str(binaries / "k6"), "run", "--no-color", "--summary-export", str(summary),
          str(REPO / "tests" / "k6" / "sql_api.js")],
@@ -25,4 +28,5 @@ def test_xk6_sql_api_against_postgres(binaries, postgres, tmp_path):
 def test_k6_lists_the_sql_modules(binaries):
     out = subprocess.run([str(binaries / "k6"), "version"], capture_output=True, text=True, check=True).stdout
     assert "k6 v1.8.1" in out
-    assert "k6/x/sql [js]" in out and "k6/x/sql/driver/postgres [js]" in out
+    for module in ("k6/x/sql", "k6/x/sql/driver/postgres", "k6/x/sql/driver/pgx"):
+        assert f"{module} [js]" in out

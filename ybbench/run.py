@@ -26,7 +26,7 @@ SCRIPTS = REPO / "k6-scripts"
 # Knobs the scripts read (k6-scripts/lib/config.js and the workloads); their
 # values are recorded in params.json. Passwords are never among them.
 KNOBS = (
-    "YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_CONNECT_TIMEOUT TABLE KEY_PREFIX "
+    "DB_DRIVER YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_CONNECT_TIMEOUT TABLE KEY_PREFIX "
     "NUM_UNIQUE_KEYS MAX_WRITTEN_KEY ROW_BYTES VUS DURATION"
 ).split()
 SECRET_NAMES = re.compile(r"PASS|SECRET|TOKEN", re.I)

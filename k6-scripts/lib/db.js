@@ -1,7 +1,13 @@
 // One connection per VU, VUs spread round-robin over the YSQL nodes, as
 // yb-sample-apps spreads its threads over --nodes.
+//
+// Two drivers, both database/sql drivers under xk6-sql: pgx (our module,
+// compose/k6/xk6-sql-driver-pgx; statement cache, one round trip per
+// statement) by default, and lib/pq (xk6-sql-driver-postgres) with
+// DB_DRIVER=postgres.
 import sql from "k6/x/sql";
-import driver from "k6/x/sql/driver/postgres";
+import pgx from "k6/x/sql/driver/pgx";
+import pq from "k6/x/sql/driver/postgres";
 
 function dsn(conn, node) {
   return [
@@ -20,8 +26,10 @@ export function nodeFor(conn, vu) {
   return conn.nodes[Math.max(vu - 1, 0) % conn.nodes.length];
 }
 
+const drivers = { pgx, postgres: pq };
+
 export function open(conn, node) {
-  return sql.open(driver, dsn(conn, node), { max_open_conns: 1, max_idle_conns: 1 });
+  return sql.open(drivers[conn.driver], dsn(conn, node), { max_open_conns: 1, max_idle_conns: 1 });
 }
 
 // Fail early with a message that says where and as whom, not just the

@@ -5,9 +5,9 @@ package postgres
 import (
 	_ "github.com/lib/pq" // registers database/sql driver "postgres"
 
-	"ybbench/native/k6/xsql"
+	"github.com/grafana/xk6-sql/sql"
 )
 
 func init() {
-	xsql.RegisterModule("postgres")
+	sql.RegisterModule("postgres")
 }

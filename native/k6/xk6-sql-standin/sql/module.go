@@ -1,10 +1,10 @@
-// Package xsql serves the JavaScript API of github.com/grafana/xk6-sql
+// Package sql serves the JavaScript API of github.com/grafana/xk6-sql
 // (k6/x/sql) to the k6 that the tests build offline, where xk6 and xk6-sql
 // cannot be fetched. It takes the same path as xk6-sql: database/sql with a
 // registered driver, rows scanned into `any` and handed to k6 as objects.
 // It must stay neither faster nor friendlier than the real extension, so
 // that a script that works here works in the compose k6 image.
-package xsql
+package sql
 
 import (
 	"context"
@@ -20,9 +20,8 @@ import (
 // ImportPath is the module's JavaScript import path, as in xk6-sql.
 const ImportPath = "k6/x/sql"
 
-func init() {
-	modules.Register(ImportPath, new(rootModule))
-}
+// New returns the k6/x/sql module; the module's root package registers it.
+func New() modules.Module { return new(rootModule) }
 
 type rootModule struct{}
 
