@@ -39,7 +39,7 @@ export function setup() {
 export default function () {
   const k = key(keyPrefix, uniformIndex(maxWrittenKey));
   const rows = timed("select", () => db.query(select, k));
-  if (rows !== undefined && rows.length !== 1) keysMissing.add(1);
+  if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
 }
 
 export function teardown() {

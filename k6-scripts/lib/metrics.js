@@ -1,12 +1,18 @@
-// Client-side metrics every workload reports, tagged by operation. In
-// Prometheus (remote write) they appear as k6_ybbench_ops_total{op=...},
-// k6_ybbench_op_duration_p99{op=...}, k6_ybbench_errors_total{op,sqlstate}.
+// Client-side metrics every workload reports, tagged by operation
+// (op=insert|select|update|scan|...). In Prometheus (remote write) they are
+//   k6_ybbench_ops_total{op}                       statements that succeeded
+//   k6_ybbench_op_duration_{p50,p95,p99,max,avg}{op}  latency, seconds
+//   k6_ybbench_errors_total{op, sqlstate, sqlstate_class}
+//   k6_ybbench_retries_total{op}                   retried statements (40001)
+//   k6_ybbench_rows_written_total, k6_ybbench_keys_missing_total{op}
+// Dashboards and rules depend on these names: change them in both places.
 import { Counter, Trend } from "k6/metrics";
 import { sqlstate } from "./db.js";
 
 export const ops = new Counter("ybbench_ops");
 export const opDuration = new Trend("ybbench_op_duration", true);
 export const errors = new Counter("ybbench_errors");
+export const retries = new Counter("ybbench_retries");
 export const rowsWritten = new Counter("ybbench_rows_written");
 export const keysMissing = new Counter("ybbench_keys_missing");
 
@@ -21,7 +27,8 @@ export function timed(op, fn) {
     ops.add(1, { op });
     return result;
   } catch (e) {
-    errors.add(1, { op, sqlstate: sqlstate(e) });
+    const state = sqlstate(e);
+    errors.add(1, { op, sqlstate: state, sqlstate_class: state === "none" ? "none" : state.slice(0, 2) });
     return undefined;
   }
 }
