@@ -94,7 +94,7 @@ class Postgres:
     log_dir: Path
 
     @classmethod
-    def start(cls) -> "Postgres":
+    def start(cls, max_connections: int = 200) -> "Postgres":
         # Its own folder under /tmp: the server runs as `postgres`, which
         # cannot enter pytest's root-only temporary folders.
         root = Path(tempfile.mkdtemp(prefix="ybbench-pg-"))
@@ -109,7 +109,7 @@ class Postgres:
                      "-U", pg.user, "-A", "scram-sha-256", f"--pwfile={pw_file}", "--no-sync"])
         pw_file.unlink()
         opts = (f"-c listen_addresses=127.0.0.1 -c port={pg.port} -c unix_socket_directories={root} "
-                "-c max_connections=200 -c fsync=off -c synchronous_commit=off")
+                f"-c max_connections={max_connections} -c fsync=off -c synchronous_commit=off")
         run_checked(["runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(pg.datadir), "-o", opts,
                      "-l", str(root / "postgres.log"), "-w", "start"])
         pg.psql("postgres", f"CREATE DATABASE {pg.database}")

@@ -1,0 +1,158 @@
+"""Client CPU per operation: k6 (lib/pq and pgx) next to pgbench, on one
+PostgreSQL, in one run. A benchmark, not a test: it prints a table.
+
+    python3 -m bench.client_efficiency [--seconds 20] [--clients 16] [--memory-vus 400,2400]
+
+For each workload, every client runs the same statements against the same
+table for the same time with the same concurrency; a client's CPU (user +
+system, from wait4 on its process) divided by the operations it completed
+gives µs per operation. pgbench -M prepared is the reference, measured in
+the same run. Memory: k6's peak RSS with N VUs each holding a connection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from tests.stack import BIN, PG_BIN, REPO, Postgres
+
+ROWS = 200_000
+PREFIX = "bench"
+console = Console()
+
+
+@dataclass
+class Measure:
+    ops: int
+    seconds: float  # wall time the tool reports for its load phase
+    cpu: float  # user + system seconds of the client process
+    max_rss_kb: int
+
+    @property
+    def rate(self) -> float:
+        return self.ops / self.seconds
+
+    @property
+    def us_per_op(self) -> float:
+        return self.cpu / self.ops * 1e6
+
+
+def run_measured(cmd: list[str], env: dict, cwd: Path | None = None) -> tuple[str, float, int]:
+    """Run a client to completion; its output, CPU seconds and peak RSS."""
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read()
+    if proc.returncode not in (0, 99):
+        raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}):\n{text[-2000:]}")
+    return text, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def pgbench(pg: Postgres, script: str, clients: int, seconds: int) -> Measure:
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(script)
+    cmd = [str(PG_BIN / "pgbench"), "-n", "-M", "prepared", "-c", str(clients), "-j", "2", "-T", str(seconds),
+           "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user, "-f", f.name, pg.database]
+    text, cpu, rss = run_measured(cmd, pg.env())
+    os.unlink(f.name)
+    ops = int(re.search(r"number of transactions actually processed: (\d+)", text).group(1))
+    tps = float(re.search(r"tps = ([\d.]+)", text).group(1))
+    return Measure(ops, ops / tps, cpu, rss)
+
+
+def k6(pg: Postgres, workload: str, driver: str, clients: int, seconds: int, **knobs) -> Measure:
+    with tempfile.TemporaryDirectory() as d:
+        summary = Path(d) / "summary.json"
+        env = pg.env()
+        env.update(YSQL_NODES=f"127.0.0.1:{pg.port}", DB_USER=pg.user, DB_NAME=pg.database, DB_DRIVER=driver,
+                   VUS=str(clients), DURATION=f"{seconds}s", **{k: str(v) for k, v in knobs.items()})
+        _, cpu, rss = run_measured(
+            [str(BIN / "k6"), "run", "--quiet", "--no-color", "--summary-export", str(summary),
+             str(REPO / "k6-scripts" / f"{workload}.js")], env)
+        metrics = json.loads(summary.read_text())["metrics"]
+    ops = metrics["ybbench_ops"]["count"]
+    errors = metrics.get("ybbench_errors", {}).get("count", 0)
+    if errors:
+        raise RuntimeError(f"{workload} with {driver}: {errors} SQL errors")
+    return Measure(ops, ops / metrics["ybbench_ops"]["rate"], cpu, rss)
+
+
+def load_table(pg: Postgres) -> None:
+    pg.query("DROP TABLE IF EXISTS postgresqlkeyvalue")
+    pg.query("CREATE TABLE postgresqlkeyvalue (k text PRIMARY KEY, v text)")
+    pg.query(f"INSERT INTO postgresqlkeyvalue SELECT '{PREFIX}:' || n, 'val:' || n "
+             f"FROM generate_series(0, {ROWS - 1}) n")
+    pg.query("VACUUM ANALYZE postgresqlkeyvalue")
+
+
+# The same statements for every client: point SELECT by text key; single-row
+# INSERT of a new key with a 64-byte row.
+PGBENCH_SELECT = f"\\set n random(0, {ROWS - 1})\nSELECT k, v FROM postgresqlkeyvalue WHERE k = '{PREFIX}:' || :n;\n"
+PGBENCH_INSERT = ("\\set n random(0, 9000000000000000000)\n"
+                  "INSERT INTO postgresqlkeyvalue (k, v) VALUES ('pgb:' || :n, rpad('val:' || :n, 40, 'x'));\n")
+
+
+def throughput_table(pg: Postgres, clients: int, seconds: int) -> Table:
+    table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, {seconds} s each")
+    for col in ("workload", "client", "ops/s", "client CPU µs/op", "× pgbench"):
+        table.add_column(col, justify="right" if col not in ("workload", "client") else "left")
+    cases = {
+        "select": (PGBENCH_SELECT, "sql-selects", {"KEY_PREFIX": PREFIX, "MAX_WRITTEN_KEY": ROWS}),
+        "insert": (PGBENCH_INSERT, "sql-inserts", {}),
+    }
+    for name, (script, workload, knobs) in cases.items():
+        console.log(f"{name}: pgbench")
+        ref = pgbench(pg, script, clients, seconds)
+        rows = [("pgbench -M prepared", ref)]
+        for driver, label in (("postgres", "k6 + xk6-sql + lib/pq"), ("pgx", "k6 + xk6-sql + pgx")):
+            console.log(f"{name}: {label}")
+            extra = dict(knobs, KEY_PREFIX=f"k6{driver}{int(time.time())}") if workload == "sql-inserts" else knobs
+            rows.append((label, k6(pg, workload, driver, clients, seconds, **extra)))
+        for label, m in rows:
+            table.add_row(name, label, f"{m.rate:,.0f}", f"{m.us_per_op:.1f}", f"{m.us_per_op / ref.us_per_op:.2f}")
+    return table
+
+
+def memory_table(pg: Postgres, vus_list: list[int], seconds: int) -> Table:
+    table = Table(title="k6 memory: peak RSS with N VUs, each holding a pgx connection (sql-selects)")
+    for col in ("VUs", "k6 peak RSS MB", "KB per VU"):
+        table.add_column(col, justify="right")
+    for vus in vus_list:
+        console.log(f"memory: {vus} VUs")
+        m = k6(pg, "sql-selects", "pgx", vus, seconds, KEY_PREFIX=PREFIX, MAX_WRITTEN_KEY=ROWS)
+        table.add_row(str(vus), f"{m.max_rss_kb / 1024:,.0f}", f"{m.max_rss_kb / vus:,.0f}")
+    return table
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--memory-vus", default="400,2400", help="VU counts for the memory table ('' to skip)")
+    a = ap.parse_args()
+    vus_list = [int(v) for v in a.memory_vus.split(",") if v]
+    pg = Postgres.start(max_connections=max([200, *vus_list]) + 50)
+    try:
+        load_table(pg)
+        console.print(throughput_table(pg, a.clients, a.seconds))
+        if vus_list:
+            console.print(memory_table(pg, vus_list, min(a.seconds, 10)))
+    finally:
+        pg.stop()
+
+
+if __name__ == "__main__":
+    main()
