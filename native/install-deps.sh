@@ -10,6 +10,15 @@ if [ ! -x /usr/lib/postgresql/15/bin/initdb ] || ! command -v psql >/dev/null; t
   apt-get update -qq
   apt-get install -y -qq postgresql-15 postgresql-client-15 >/dev/null
 fi
+# postgres_exporter for the PostgreSQL baseline dashboard (the Go module
+# proxy does not have it). The tests start it themselves, on 127.0.0.1.
+if [ ! -x /usr/bin/prometheus-postgres-exporter ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends prometheus-postgres-exporter >/dev/null
+  # The package enables a service listening on every interface: not here.
+  systemctl disable --now prometheus-postgres-exporter >/dev/null 2>&1 || true
+fi
 if ! command -v go >/dev/null; then
   echo "install-deps: Go is required (go1.26 or newer) to build k6, Prometheus and node_exporter" >&2
   exit 1

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from .exporters import start_postgres_exporter
 from .stack import BIN, CAPTURES, REPO, CaptureServer, Postgres, Process, Prometheus, free_port, wait_until
 
 NEEDED = ("k6", "prometheus", "promtool", "node_exporter", "composecheck")
@@ -38,6 +39,13 @@ def node_exporter(binaries, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def postgres_exporter(postgres, tmp_path_factory):
+    proc, address = start_postgres_exporter(postgres, tmp_path_factory.mktemp("postgres_exporter"))
+    yield address
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
 def captures():
     """The four YugabyteDB endpoints, served from the real captures."""
     servers = {kind: CaptureServer(CAPTURES / f"{kind}.txt") for kind in ("master", "tserver", "ysql", "ycql")}
@@ -47,14 +55,14 @@ def captures():
 
 
 @pytest.fixture(scope="session")
-def prometheus(binaries, node_exporter, captures, tmp_path_factory):
+def prometheus(binaries, node_exporter, postgres_exporter, captures, tmp_path_factory):
     prom = Prometheus(
         tmp_path_factory.mktemp("prometheus"),
         ["--masters", captures["master"], "--tservers", captures["tserver"], "--ysql", captures["ysql"],
-         "--ycql", captures["ycql"], "--node-exporters", node_exporter],
+         "--ycql", captures["ycql"], "--node-exporters", node_exporter, "--postgres-exporters", postgres_exporter],
     )
-    # prometheus, node, and the four YugabyteDB endpoints.
-    wait_until(lambda: prom.all_targets_up(6), "every scrape target to be up", timeout=60)
+    # prometheus, node, postgres, and the four YugabyteDB endpoints.
+    wait_until(lambda: prom.all_targets_up(7), "every scrape target to be up", timeout=60)
     yield prom
     prom.stop()
 

@@ -1,0 +1,55 @@
+"""k6 client: VUs, iterations, dropped iterations, per-operation latency,
+errors by SQLSTATE class, retries."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard as gd
+
+from . import k6_panels
+from .common import K6, dashboard, timeseries
+
+RATE = "$__rate_interval"
+
+
+def build() -> gd.Dashboard:
+    k = f"{{{K6}}}"
+    return (
+        dashboard("ybbench-k6", "ybbench / k6 client",
+                  "What the load generator saw: VUs, iterations, dropped iterations (open model), per-operation "
+                  "throughput and latency, errors by SQLSTATE class and retries.")
+        .with_row(gd.Row("Load"))
+        .with_panel(timeseries("VUs", "short", [
+            (f"sum by (testid) (k6_vus{k})", "{{testid}} active"),
+            (f"sum by (testid) (k6_vus_max{k})", "{{testid}} allocated"),
+        ], width=8))
+        .with_panel(timeseries("Iterations/s", "ops", [
+            (f"sum by (testid, scenario) (rate(k6_iterations_total{k}[{RATE}]))", "{{testid}} {{scenario}}"),
+        ], width=8))
+        .with_panel(timeseries("Dropped iterations/s", "ops", [
+            (f"sum by (testid, scenario) (rate(k6_dropped_iterations_total{k}[{RATE}]))", "{{testid}} {{scenario}}"),
+        ], width=8, description="Open model only: iterations that found no free VU. Above 0 the target "
+                                "arrival rate was not met."))
+        .with_row(gd.Row("Operations"))
+        .with_panel(k6_panels.ops_per_second())
+        .with_panel(k6_panels.latency_percentiles())
+        .with_panel(k6_panels.latency_avg_max())
+        .with_panel(timeseries("Iteration duration p95 / p99", "s", [
+            (f"max by (testid, scenario) (k6_iteration_duration_{s}{k})", f"{{{{testid}}}} {{{{scenario}}}} {s}")
+            for s in ("p95", "p99")
+        ]))
+        .with_panel(timeseries("Rows written/s", "ops", [
+            (f"sum by (testid) (rate(k6_ybbench_rows_written_total{k}[{RATE}]))", "{{testid}}"),
+        ], width=8))
+        .with_panel(timeseries("Keys missing/s", "ops", [
+            (f"sum by (testid, op) (rate(k6_ybbench_keys_missing_total{k}[{RATE}]))", "{{testid}} {{op}}"),
+        ], width=8, description="Reads of a key the workload expected to exist; 0 in a correct run."))
+        .with_panel(timeseries("Retries/s", "ops", [
+            (f"sum by (testid, op) (rate(k6_ybbench_retries_total{k}[{RATE}]))", "{{testid}} {{op}}"),
+        ], width=8, description="Statements retried after SQLSTATE 40001 (serialization failure)."))
+        .with_row(gd.Row("Errors"))
+        .with_panel(k6_panels.errors_by_class())
+        .with_panel(timeseries("k6 errors/s by SQLSTATE", "ops", [
+            (f"sum by (testid, op, sqlstate) (rate(k6_ybbench_errors_total{k}[{RATE}]))",
+             "{{testid}} {{op}} {{sqlstate}}"),
+        ]))
+    )

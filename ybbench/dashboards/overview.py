@@ -1,0 +1,62 @@
+"""Benchmark overview (seed 000): YSQL ops/s by statement type, latency and
+CPU per node from the servers, next to k6's view of the same run."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard as gd
+
+from . import k6_panels
+from .common import CLUSTER, K6, dashboard, stat, timeseries
+
+
+def build() -> gd.Dashboard:
+    c = f"{{{CLUSTER}}}"
+    return (
+        dashboard("ybbench-overview", "ybbench / Benchmark overview",
+                  "Seed 000's charts: total YSQL ops/sec by statement type, average and per-node latency, CPU per "
+                  "node, side by side with k6's client-side ops/sec and latency for the selected run.")
+        .with_row(gd.Row("At a glance"))
+        .with_panel(stat("YSQL ops/s (cluster)", "ops", [
+            (f"sum(cluster:ybbench_ysql_ops:rate1m{c})", "YSQL"),
+        ]))
+        .with_panel(stat("k6 ops/s (client)", "ops", [
+            (f"sum(testid:ybbench_k6_ops:rate1m{{{K6}}})", "k6"),
+        ]))
+        .with_panel(stat("Average CPU busy", "percentunit", [
+            (f"avg(instance:ybbench_cpu_busy:ratio1m{c})", "CPU"),
+        ]))
+        .with_panel(stat("k6 VUs", "short", [
+            (f"sum(k6_vus{{{K6}}})", "VUs"),
+        ]))
+        .with_row(gd.Row("Throughput: server (YSQL) and client (k6)"))
+        .with_panel(timeseries("Total YSQL ops/s by statement type", "ops", [
+            (f"sum by (service_method) (cluster:ybbench_ysql_ops:rate1m{c})", "{{service_method}}"),
+        ], description="Statements executed by the YSQL layer of every tserver (rpc_latency_count, "
+                       "server_type yb_ysqlserver, service_type SQLProcessor), 1m rate."))
+        .with_panel(k6_panels.ops_per_second())
+        .with_row(gd.Row("Latency: server (YSQL) and client (k6)"))
+        .with_panel(timeseries("Average YSQL latency by statement type", "µs", [
+            (f"max by (service_method) (cluster:ybbench_ysql_latency_us:avg1m{c})", "{{service_method}}"),
+        ], description="rpc_latency_sum / rpc_latency_count over the cluster, in µs, 1m window; gaps while a "
+                       "statement type sees no traffic."))
+        .with_panel(k6_panels.latency_percentiles())
+        .with_row(gd.Row("Per node"))
+        .with_panel(timeseries("CPU busy per node", "percentunit", [
+            (f"instance:ybbench_cpu_busy:ratio1m{c}", "{{instance}}"),
+            (f"avg(instance:ybbench_cpu_busy:ratio1m{c})", "average"),
+        ], description="1 - idle, from node_exporter, averaged over each host's CPUs."))
+        .with_panel(timeseries("YSQL ops/s per node", "ops", [
+            (f"sum by (exported_instance) (node:ybbench_ysql_ops:rate1m{c})", "{{exported_instance}}"),
+        ]))
+        .with_panel(timeseries("YSQL latency per node", "µs", [
+            (f"sum by (exported_instance) (node:ybbench_ysql_latency_sum_us:rate1m{c})"
+             f" / sum by (exported_instance) (node:ybbench_ysql_ops:rate1m{c})", "{{exported_instance}}"),
+        ], description="All statement types, weighted by their counts."))
+        .with_panel(timeseries("TServer Read/Write RPCs per node", "ops", [
+            (f"node:ybbench_tserver_rpcs:rate1m{c}", "{{exported_instance}} {{service_method}}"),
+        ], description="TabletServerService Read and Write: what YSQL statements turn into at the storage layer."))
+        .with_panel(timeseries("TServer Read/Write latency per node", "µs", [
+            (f"node:ybbench_tserver_rpc_latency_us:avg1m{c}", "{{exported_instance}} {{service_method}}"),
+        ]))
+        .with_panel(k6_panels.errors_by_class())
+    )
