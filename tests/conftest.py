@@ -48,6 +48,7 @@ def postgres_exporter(postgres, tmp_path_factory):
 @pytest.fixture(scope="session")
 def captures():
     """The four YugabyteDB endpoints, served from the real captures."""
+    assert CAPTURES.is_dir(), f"YugabyteDB captures not found at {CAPTURES}: set YBBENCH_SHARED to the shared folder"
     servers = {kind: CaptureServer(CAPTURES / f"{kind}.txt") for kind in ("master", "tserver", "ysql", "ycql")}
     yield {kind: s.address for kind, s in servers.items()}
     for s in servers.values():

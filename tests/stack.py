@@ -21,7 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+# The shared fixtures (real YugabyteDB captures, dashboard 12620) sit next
+# to the repository and are read in place, never copied into it.
+SHARED = Path(os.environ.get("YBBENCH_SHARED", REPO.parent / "shared"))
 CAPTURES = SHARED / "fixtures" / "yugabytedb-2.23.1"
 BIN = Path(os.environ.get("YBBENCH_CACHE", Path.home() / ".cache" / "ybbench")) / "bin"
 PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
