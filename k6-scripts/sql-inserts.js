@@ -8,12 +8,13 @@
 //   KEY_PREFIX       key prefix, distinct per generator (default: the testid)
 //   NUM_UNIQUE_KEYS  stop after this many keys (0 = no bound, run DURATION)
 //   ROW_BYTES        key + value bytes per row (64)
-//   VUS DURATION     concurrency and length (16, 30s)
+//   VUS DURATION     concurrency and length (16, 30s); LOAD_MODEL etc.: README
 import exec from "k6/execution";
 import { identifier, int, str, connection } from "./lib/config.js";
-import { open, nodeFor, checkReachable } from "./lib/db.js";
+import { open, nodeFor, checkReachable, ensure } from "./lib/db.js";
 import { key, valueMaker } from "./lib/keys.js";
-import { timed, rowsWritten } from "./lib/metrics.js";
+import { timed, tagIteration, rowsWritten } from "./lib/metrics.js";
+import { summaryHandler } from "./lib/summary.js";
 import { options as runOptions, testid } from "./lib/run.js";
 
 const conn = connection();
@@ -22,14 +23,8 @@ const numUniqueKeys = int("NUM_UNIQUE_KEYS", 0, { min: 0 });
 const rowBytes = int("ROW_BYTES", 64, { min: 8, max: 1048576 });
 const keyPrefix = str("KEY_PREFIX", undefined, { pattern: /^[A-Za-z0-9_.-]{1,64}$/, hint: "1-64 letters, digits, . _ -" });
 
-export const options = runOptions("sql-inserts");
-if (numUniqueKeys > 0) {
-  // A key bound: exactly NUM_UNIQUE_KEYS inserts, or fewer if DURATION ends first.
-  const s = options.scenarios["sql-inserts"];
-  options.scenarios["sql-inserts"] = {
-    executor: "shared-iterations", vus: s.vus, iterations: numUniqueKeys, maxDuration: s.duration, gracefulStop: s.gracefulStop,
-  };
-}
+export const options = runOptions("sql-inserts", { ops: ["insert"], bound: numUniqueKeys });
+export const handleSummary = summaryHandler("sql-inserts");
 
 const db = open(conn, nodeFor(conn, __VU));
 const insert = `INSERT INTO ${table} (k, v) VALUES ($1, $2)`;
@@ -38,11 +33,7 @@ export function setup() {
   checkReachable(conn);
   // Several generators may start at once: IF NOT EXISTS can still race on
   // the catalog (23505/42P07), which means the table is there.
-  try {
-    db.exec(`CREATE TABLE IF NOT EXISTS ${table} (k text PRIMARY KEY, v text)`);
-  } catch (e) {
-    if (!/\((?:SQLSTATE )?(23505|42P07)\)\s*$/.test(String(e.message))) throw e;
-  }
+  ensure(db, `CREATE TABLE IF NOT EXISTS ${table} (k text PRIMARY KEY, v text)`);
   const prefix = keyPrefix || testid();
   console.log(`sql-inserts: keys ${prefix}:<n> into ${table} on ${conn.nodes.length} node(s)`);
   return { prefix };
@@ -55,6 +46,8 @@ export default function (data) {
   // iterationInTest is unique across VUs and across k6 instances running
   // execution segments of one test, so no two iterations write one key.
   const n = exec.scenario.iterationInTest;
+  if (numUniqueKeys && n >= numUniqueKeys) return; // the open model's bound
+  tagIteration("insert");
   const r = timed("insert", () => db.exec(insert, key(data.prefix, n), makeValue(n)));
   if (r !== undefined) rowsWritten.add(r.rowsAffected());
 }

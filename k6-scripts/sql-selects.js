@@ -8,7 +8,8 @@
 import { identifier, int, str, required, connection } from "./lib/config.js";
 import { open, nodeFor, checkReachable } from "./lib/db.js";
 import { key, uniformIndex } from "./lib/keys.js";
-import { timed, keysMissing } from "./lib/metrics.js";
+import { timed, tagIteration, keysMissing } from "./lib/metrics.js";
+import { summaryHandler } from "./lib/summary.js";
 import { options as runOptions } from "./lib/run.js";
 
 const conn = connection();
@@ -16,7 +17,8 @@ const table = identifier("TABLE", "postgresqlkeyvalue");
 const keyPrefix = required("KEY_PREFIX", str("KEY_PREFIX", undefined, { pattern: /^[A-Za-z0-9_.-]{1,64}$/, hint: "1-64 letters, digits, . _ -" }));
 const maxWrittenKey = required("MAX_WRITTEN_KEY", int("MAX_WRITTEN_KEY", undefined, { min: 1 }));
 
-export const options = runOptions("sql-selects");
+export const options = runOptions("sql-selects", { ops: ["select"] });
+export const handleSummary = summaryHandler("sql-selects");
 
 const db = open(conn, nodeFor(conn, __VU));
 const select = `SELECT k, v FROM ${table} WHERE k = $1`;
@@ -37,6 +39,7 @@ export function setup() {
 }
 
 export default function () {
+  tagIteration("select");
   const k = key(keyPrefix, uniformIndex(maxWrittenKey));
   const rows = timed("select", () => db.query(select, k));
   if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });

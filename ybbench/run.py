@@ -27,7 +27,12 @@ SCRIPTS = REPO / "k6-scripts"
 # values are recorded in params.json. Passwords are never among them.
 KNOBS = (
     "DB_DRIVER YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_CONNECT_TIMEOUT TABLE KEY_PREFIX "
-    "NUM_UNIQUE_KEYS MAX_WRITTEN_KEY ROW_BYTES VUS DURATION"
+    "NUM_UNIQUE_KEYS MAX_WRITTEN_KEY ROW_BYTES VUS DURATION "
+    # load models, retries, sessions (k6-scripts/lib/run.js, metrics.js, config.js)
+    "LOAD_MODEL RATE MAX_VUS START_RATE STAGES MAX_RETRIES ISOLATION "
+    # key-value, YCSB, analytic and yb-sample-apps workloads
+    "KEY_BYTES VALUE_BYTES OP_SIZE READ_SHAPE WRITE_PERCENT RECENT_KEYS "
+    "YCSB_WORKLOAD READ_PROPORTION REQUEST_DISTRIBUTION ZIPFIAN_CONSTANT RECORD_COUNT FIELD_COUNT FIELD_LENGTH RUNS"
 ).split()
 SECRET_NAMES = re.compile(r"PASS|SECRET|TOKEN", re.I)
 TESTID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -109,6 +114,7 @@ def run(
 
     with staged_dir(final) as stage:
         cmd += ["--summary-export", str(stage / "k6-summary.json"), str(SCRIPTS / f"{workload}.js")]
+        env["SUMMARY_JSON"] = str(stage / "summary.json")  # the workloads' handleSummary
         started = time.time()
         with open(stage / "k6.log", "w") as log:
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -23,6 +23,18 @@ export function int(name, dflt, { min = 0, max = Number.MAX_SAFE_INTEGER } = {})
   return n;
 }
 
+// A decimal number such as 0.5 (percentages, rates, the zipfian constant).
+export function number(name, dflt, { min = 0, max = Number.MAX_VALUE, above } = {}) {
+  const v = raw(name);
+  if (v === undefined) return dflt;
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(v)) fail(name, v, "not a decimal number");
+  const n = Number(v);
+  if (n < min || n > max || (above !== undefined && n <= above)) {
+    fail(name, v, above !== undefined ? `must be above ${above} and at most ${max}` : `must be between ${min} and ${max}`);
+  }
+  return n;
+}
+
 export function str(name, dflt, { pattern, hint } = {}) {
   const v = raw(name);
   if (v === undefined) return dflt;
@@ -77,6 +89,9 @@ export function connection() {
     database: str("DB_NAME", "yugabyte", { pattern: /^[A-Za-z0-9_.-]+$/, hint: "a plain database name" }),
     sslmode: oneOf("DB_SSLMODE", "disable", ["disable", "require", "verify-ca", "verify-full"]),
     connectTimeout: int("DB_CONNECT_TIMEOUT", 10, { min: 1, max: 600 }),
+    // Per session (seed 002's consistency factor): "default" keeps the
+    // server's; repeatable_read is YugabyteDB's snapshot isolation.
+    isolation: oneOf("ISOLATION", "default", ["default", "read_committed", "repeatable_read", "serializable"]),
   };
 }
 

@@ -17,6 +17,9 @@ function dsn(conn, node) {
     `dbname=${conn.database}`,
     `sslmode=${conn.sslmode}`,
     `connect_timeout=${conn.connectTimeout}`,
+    // Both drivers pass unknown DSN keys to the server as startup
+    // parameters: every (re)connection of the session gets the level.
+    ...(conn.isolation === "default" ? [] : [`default_transaction_isolation='${conn.isolation.replace("_", " ")}'`]),
   ].join(" ");
 }
 
@@ -46,6 +49,17 @@ export function checkReachable(conn) {
     } finally {
       db.close();
     }
+  }
+}
+
+// DDL that several k6 instances (execution segments, k6-operator runners)
+// may run at the same moment: IF NOT EXISTS can still lose the race on the
+// catalog (23505, 42P07, 42710), which means the object is there.
+export function ensure(db, ddl) {
+  try {
+    db.exec(ddl);
+  } catch (e) {
+    if (!["23505", "42P07", "42710"].includes(sqlstate(e))) throw e;
   }
 }
 

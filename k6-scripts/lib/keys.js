@@ -20,3 +20,39 @@ export function valueMaker(prefix, rowBytes) {
 export function uniformIndex(max) {
   return Math.floor(Math.random() * max);
 }
+
+// Keys of `width` bytes, `<prefix>:<index>` with the index zero-padded, as
+// the seeds' 50-byte keys: one string per call, nothing kept.
+export function paddedKeyMaker(prefix, width) {
+  const head = `${prefix}:`;
+  const digits = width - head.length;
+  if (digits < 1) throw new Error(`KEY_BYTES=${width} leaves no room for an index after the prefix "${head}"`);
+  const zeros = "0".repeat(digits);
+  return (index) => {
+    const s = String(index);
+    return s.length >= digits ? head + s : head + zeros.substring(s.length) + s;
+  };
+}
+
+// Incompressible values of `size` bytes (yb-sample-apps --value_size: random
+// bytes) without making one per write: each VU fills a pool of random bytes
+// once and hands out a view at a random offset, its first 6 bytes stamped
+// with the row's index (big-endian) so that a value can be traced to its key.
+// Windows of one VU rarely overlap inside one 32 KB block, so the data stays
+// incompressible to the storage engine.
+export function randomValueMaker(size, poolBytes = 65536) {
+  const pool = new Uint8Array(poolBytes + size);
+  for (let off = 0; off < pool.length; off += 65536) {
+    crypto.getRandomValues(pool.subarray(off, Math.min(off + 65536, pool.length)));
+  }
+  return (index) => {
+    const off = Math.floor(Math.random() * poolBytes);
+    const v = pool.subarray(off, off + size);
+    let x = index;
+    for (let i = Math.min(size, 6) - 1; i >= 0; i--) {
+      v[i] = x % 256;
+      x = Math.floor(x / 256);
+    }
+    return v;
+  };
+}

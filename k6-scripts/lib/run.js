@@ -1,20 +1,74 @@
-// What every workload shares around its statements: the run's id, the k6
-// options for the closed model, and the setup that checks the database.
+// What every workload shares around its statements: the run's id, the load
+// model (k6 scenario) and the thresholds that put each operation in the
+// summary.
 import exec from "k6/execution";
-import { load } from "./config.js";
+import { ConfigError, duration, int, oneOf, str } from "./config.js";
 
-// One run, one id: the `testid` tag on every series. `k6 run --tag testid=...`
-// (as ybbench does) wins; otherwise a readable, unique id is made here once,
-// in the init context that k6 reads the options from.
-export function options(workload, extra = {}) {
-  const { vus, duration } = load();
+// Closed model: a fixed number of VUs, each starting its next operation when
+// the last one ended (as yb-sample-apps and YCSB threads do). Open model:
+// operations start at a given rate whatever the latency; those that find no
+// free VU are dropped and counted in dropped_iterations.
+export function loadModel(defaultVus = 16) {
+  const model = oneOf("LOAD_MODEL", "closed", ["closed", "constant-arrival-rate", "ramping-arrival-rate"]);
+  const vus = int("VUS", defaultVus, { min: 1, max: 100000 });
+  const m = { model, vus, duration: duration("DURATION", "30s") };
+  if (model === "closed") return m;
+  m.maxVUs = int("MAX_VUS", vus, { min: vus, max: 100000 });
+  if (model === "constant-arrival-rate") {
+    m.rate = int("RATE", undefined, { min: 1 });
+    if (m.rate === undefined) throw new ConfigError("RATE is required and not set (LOAD_MODEL=constant-arrival-rate)");
+  } else {
+    m.startRate = int("START_RATE", 0, { min: 0 });
+    m.stages = stages("STAGES");
+  }
+  return m;
+}
+
+// STAGES: target:duration,... e.g. 100:30s,1000:2m (operations per second).
+function stages(name) {
+  const v = str(name, undefined, {
+    pattern: /^[0-9]+:([0-9]+(ms|s|m|h))+(,[0-9]+:([0-9]+(ms|s|m|h))+)*$/,
+    hint: "target:duration,... such as 100:30s,1000:2m",
+  });
+  if (v === undefined) throw new ConfigError(`${name} is required and not set (LOAD_MODEL=ramping-arrival-rate)`);
+  return v.split(",").map((s) => ({ target: Number(s.split(":")[0]), duration: s.split(":")[1] }));
+}
+
+function scenario(m, bound) {
+  const common = { gracefulStop: "10s" };
+  if (m.model === "closed" && bound) {
+    // A key bound: exactly `bound` iterations, or fewer if DURATION ends first.
+    return { executor: "shared-iterations", vus: m.vus, iterations: bound, maxDuration: m.duration, ...common };
+  }
+  if (m.model === "closed") return { executor: "constant-vus", vus: m.vus, duration: m.duration, ...common };
+  const open = { preAllocatedVUs: m.vus, maxVUs: m.maxVUs, timeUnit: "1s", ...common };
+  if (m.model === "constant-arrival-rate") return { executor: "constant-arrival-rate", rate: m.rate, duration: m.duration, ...open };
+  return { executor: "ramping-arrival-rate", startRate: m.startRate, stages: m.stages, ...open };
+}
+
+// The SQLSTATE classes worth a line in the summary; Prometheus has them all.
+const ERROR_CLASSES = ["08", "23", "40", "42", "53", "57", "XX", "none"];
+
+// k6 options for a workload. `ops` lists the operations it runs, so that the
+// summary (and --summary-export) carries per-op counts and latencies;
+// `bound` caps the iterations of a load phase in the closed model.
+export function options(workload, { ops = [], bound = 0, vus = 16, extra = {} } = {}) {
+  const m = loadModel(vus);
   const testid = __ENV.TESTID || `${workload}-${new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "")}`;
+  // Any SQL error fails the run (non-zero exit) but not the load.
+  const thresholds = { ybbench_errors: ["count==0"], dropped_iterations: ["count>=0"] };
+  for (const op of ops) {
+    thresholds[`ybbench_ops{op:${op}}`] = ["count>=0"];
+    thresholds[`ybbench_op_duration{op:${op}}`] = ["max>=0"];
+    thresholds[`iteration_duration{op:${op}}`] = ["max>=0"];
+    thresholds[`ybbench_retries{op:${op}}`] = ["count>=0"];
+  }
+  for (const c of ERROR_CLASSES) thresholds[`ybbench_errors{sqlstate_class:${c}}`] = ["count>=0"];
   return Object.assign(
     {
-      scenarios: { [workload]: { executor: "constant-vus", vus, duration, gracefulStop: "10s" } },
+      scenarios: { [workload]: scenario(m, bound) },
       tags: { testid },
-      // Any SQL error fails the run (non-zero exit) but not the load.
-      thresholds: { ybbench_errors: ["count==0"] },
+      thresholds,
       summaryTrendStats: ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"],
     },
     extra,

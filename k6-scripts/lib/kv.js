@@ -1,0 +1,133 @@
+// The large-dataset key-value workloads of seeds 001 and 004 (yb-sample-apps
+// CassandraKeyValue with --value_size 256, over YSQL), and seed 002's ESLE
+// factors: OP_SIZE rows per statement and ISOLATION per session.
+//
+// Table (k text PRIMARY KEY, v bytea); keys `<prefix>:<index>` zero-padded to
+// KEY_BYTES; values VALUE_BYTES random bytes, the first 6 the index.
+// The load writes indexes 0.. in order; the read workloads read (and update)
+// indexes of [0, MAX_WRITTEN_KEY) that a load run wrote under KEY_PREFIX.
+import exec from "k6/execution";
+import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
+import { open, nodeFor, checkReachable, ensure, errorMessage } from "./db.js";
+import { paddedKeyMaker, randomValueMaker } from "./keys.js";
+import { timed, tagIteration, rowsWritten, keysMissing } from "./metrics.js";
+import { options as runOptions, testid } from "./run.js";
+import { summaryHandler } from "./summary.js";
+
+const PREFIX = { pattern: /^[A-Za-z0-9_.-]{1,64}$/, hint: "1-64 letters, digits, . _ -" };
+
+// `load`: write new keys. Otherwise read uniformly over the loaded keys, or
+// over the most recent RECENT_KEYS of them (`recent`), updating WRITE_PERCENT
+// of the time.
+export function kvWorkload(name, { load = false, recent = false, writePercent = 0, vus = 16 } = {}) {
+  const conn = connection();
+  const table = identifier("TABLE", "keyvalue");
+  const keyBytes = int("KEY_BYTES", 50, { min: 8, max: 1024 });
+  const valueBytes = int("VALUE_BYTES", 256, { min: 8, max: 1048576 });
+  const opSize = int("OP_SIZE", 1, { min: 1, max: 1000 });
+  const readShape = oneOf("READ_SHAPE", "in", ["in", "range"]);
+  let keyPrefix, numKeys, maxWrittenKey, recentKeys, writes;
+  if (load) {
+    keyPrefix = str("KEY_PREFIX", undefined, PREFIX);
+    numKeys = int("NUM_UNIQUE_KEYS", 0, { min: 0 });
+    if (numKeys % opSize) throw new ConfigError(`invalid NUM_UNIQUE_KEYS=${numKeys}: must be a multiple of OP_SIZE=${opSize}`);
+  } else {
+    keyPrefix = required("KEY_PREFIX", str("KEY_PREFIX", undefined, PREFIX));
+    maxWrittenKey = required("MAX_WRITTEN_KEY", int("MAX_WRITTEN_KEY", undefined, { min: 1 }));
+    writes = number("WRITE_PERCENT", writePercent, { min: 0, max: 100 });
+    recentKeys = recent ? int("RECENT_KEYS", Math.max(1, Math.floor(maxWrittenKey / 100)), { min: 1, max: maxWrittenKey }) : maxWrittenKey;
+    if (opSize > recentKeys) throw new ConfigError(`invalid OP_SIZE=${opSize}: more than the ${recentKeys} keys read`);
+  }
+  const ops = load ? ["insert"] : writes > 0 ? ["select", "update"] : ["select"];
+  const bound = load && numKeys ? numKeys / opSize : 0;
+  const options = runOptions(name, { ops, bound, vus });
+
+  // Per VU, once: its connection, its statements, its value pool.
+  const db = open(conn, nodeFor(conn, __VU));
+  const placeholders = (n, f) => Array.from({ length: n }, (_, i) => f(i)).join(", ");
+  const insert = `INSERT INTO ${table} (k, v) VALUES ${placeholders(opSize, (i) => `($${2 * i + 1}, $${2 * i + 2})`)}`;
+  const update = opSize === 1
+    ? `UPDATE ${table} SET v = $2 WHERE k = $1`
+    : `UPDATE ${table} AS t SET v = x.v FROM (VALUES ${placeholders(opSize, (i) => `($${2 * i + 1}, $${2 * i + 2}::bytea)`)}) AS x(k, v) WHERE t.k = x.k`;
+  const select = opSize === 1
+    ? `SELECT k, v FROM ${table} WHERE k = $1`
+    : readShape === "in"
+      ? `SELECT k, v FROM ${table} WHERE k IN (${placeholders(opSize, (i) => `$${i + 1}`)})`
+      : `SELECT k, v FROM ${table} WHERE k >= $1 AND k <= $2`;
+  const pairs = new Array(2 * opSize);
+  const readArgs = new Array(readShape === "range" && opSize > 1 ? 2 : opSize);
+  let key, value;
+
+  function setup() {
+    checkReachable(conn);
+    const prefix = keyPrefix || testid();
+    paddedKeyMaker(prefix, keyBytes); // refuses a KEY_BYTES too short for the prefix
+    if (load) {
+      ensure(db, `CREATE TABLE IF NOT EXISTS ${table} (k text PRIMARY KEY, v bytea)`);
+    } else {
+      // Read workloads need the load's table and its last key.
+      const last = paddedKeyMaker(prefix, keyBytes)(maxWrittenKey - 1);
+      let rows;
+      try {
+        rows = db.query(`SELECT 1 AS found FROM ${table} WHERE k = $1`, last);
+      } catch (e) {
+        throw new Error(`cannot read ${table}: ${errorMessage(e)}`);
+      }
+      if (rows.length !== 1) throw new Error(`key ${last} is not in ${table}: check KEY_PREFIX and MAX_WRITTEN_KEY against the load run`);
+    }
+    const iso = db.query("SELECT current_setting('transaction_isolation') AS level")[0].level;
+    console.log(`${name}: keys ${prefix}:<n> (${keyBytes} bytes) in ${table}, ${opSize} row(s) per statement, isolation ${iso}`);
+    return { prefix };
+  }
+
+  // Rows [first, first + opSize) in one statement.
+  function write(op, stmt, first) {
+    for (let i = 0; i < opSize; i++) {
+      pairs[2 * i] = key(first + i);
+      pairs[2 * i + 1] = value(first + i);
+    }
+    const r = timed(op, () => db.exec(stmt, ...pairs));
+    if (r === undefined) return;
+    const n = r.rowsAffected();
+    rowsWritten.add(n);
+    if (n < opSize) keysMissing.add(opSize - n, { op });
+  }
+
+  function read(first) {
+    if (readArgs.length === 2) {
+      readArgs[0] = key(first);
+      readArgs[1] = key(first + opSize - 1);
+    } else {
+      for (let i = 0; i < opSize; i++) readArgs[i] = key(first + i);
+    }
+    const rows = timed("select", () => db.query(select, ...readArgs));
+    if (rows !== undefined && rows.length !== opSize) keysMissing.add(opSize - rows.length, { op: "select" });
+  }
+
+  function run(data) {
+    if (!key) {
+      key = paddedKeyMaker(data.prefix, keyBytes);
+      value = randomValueMaker(valueBytes);
+    }
+    if (load) {
+      // iterationInTest is unique across VUs and execution segments: no two
+      // iterations write one key. In the open model the bound is checked here.
+      const n = exec.scenario.iterationInTest;
+      if (bound && n >= bound) return;
+      tagIteration("insert");
+      write("insert", insert, n * opSize);
+      return;
+    }
+    // A window of opSize consecutive keys inside the keys read.
+    const first = maxWrittenKey - recentKeys + Math.floor(Math.random() * (recentKeys - opSize + 1));
+    if (writes > 0 && Math.random() * 100 < writes) {
+      tagIteration("update");
+      write("update", update, first);
+    } else {
+      tagIteration("select");
+      read(first);
+    }
+  }
+
+  return { options, setup, run, teardown: () => db.close(), handleSummary: summaryHandler(name) };
+}

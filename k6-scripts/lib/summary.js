@@ -1,0 +1,87 @@
+// handleSummary for every workload: a short per-operation table on stdout
+// (returning from handleSummary replaces k6's own text summary) and the
+// same numbers as JSON in SUMMARY_JSON (default summary-<testid>.json), for
+// scripts. --summary-export keeps working beside it.
+import exec from "k6/execution";
+import { str } from "./config.js";
+
+const jsonPath = str("SUMMARY_JSON", undefined, { pattern: /^[^\0\n]{1,4096}$/, hint: "a file path" });
+
+function values(data, name) {
+  return (data.metrics[name] || {}).values || {};
+}
+
+// Per-op numbers from the submetrics that lib/run.js declares in thresholds.
+export function digest(data, workload) {
+  const seconds = data.state.testRunDurationMs / 1000;
+  const ops = {};
+  for (const name of Object.keys(data.metrics)) {
+    const m = /^ybbench_ops\{op:(.+)\}$/.exec(name);
+    if (!m) continue;
+    const op = m[1];
+    const it = values(data, `iteration_duration{op:${op}}`);
+    const count = values(data, name).count || 0;
+    ops[op] = {
+      count,
+      per_second: count / seconds,
+      // iteration_duration tagged with the op: k6's µs-precise clock.
+      latency_ms: { avg: it.avg, p50: it.med, p90: it["p(90)"], p95: it["p(95)"], p99: it["p(99)"], max: it.max },
+      retries: values(data, `ybbench_retries{op:${op}}`).count || 0,
+    };
+  }
+  const errorsByClass = {};
+  for (const name of Object.keys(data.metrics)) {
+    const m = /^ybbench_errors\{sqlstate_class:(.+)\}$/.exec(name);
+    if (m && values(data, name).count) errorsByClass[m[1]] = values(data, name).count;
+  }
+  const thresholdsFailed = Object.entries(data.metrics)
+    .filter(([, v]) => v.thresholds && Object.values(v.thresholds).some((t) => !t.ok))
+    .map(([k]) => k);
+  return {
+    workload,
+    testid: exec.test.options.tags.testid,
+    scenario: exec.test.options.scenarios[workload],
+    duration_s: seconds,
+    ops,
+    errors: values(data, "ybbench_errors").count || 0,
+    errors_by_class: errorsByClass,
+    rows_written: values(data, "ybbench_rows_written").count || 0,
+    keys_missing: values(data, "ybbench_keys_missing").count || 0,
+    dropped_iterations: values(data, "dropped_iterations").count || 0,
+    thresholds_failed: thresholdsFailed,
+  };
+}
+
+const fmt = (x, d = 2) => (x === undefined ? "-" : x.toFixed(d));
+
+export function text(d) {
+  const s = d.scenario;
+  const load = s.executor.endsWith("arrival-rate")
+    ? `${s.executor} rate=${s.rate ?? s.stages.map((x) => `${x.target}:${x.duration}`).join(",")}/s vus=${s.preAllocatedVUs}..${s.maxVUs}`
+    : `${s.executor} vus=${s.vus}`;
+  const lines = [
+    "",
+    `ybbench ${d.workload}  testid=${d.testid}  ${load}  ran ${fmt(d.duration_s, 1)} s`,
+    `  ${"op".padEnd(8)}${"ops".padStart(10)}${"ops/s".padStart(11)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}` +
+      `${"p99 ms".padStart(9)}${"max ms".padStart(9)}${"retries".padStart(9)}`,
+  ];
+  for (const [op, o] of Object.entries(d.ops)) {
+    const l = o.latency_ms;
+    lines.push(`  ${op.padEnd(8)}${String(o.count).padStart(10)}${fmt(o.per_second, 1).padStart(11)}` +
+      `${fmt(l.p50, 3).padStart(9)}${fmt(l.p95, 3).padStart(9)}${fmt(l.p99, 3).padStart(9)}${fmt(l.max, 1).padStart(9)}` +
+      `${String(o.retries).padStart(9)}`);
+  }
+  const classes = Object.entries(d.errors_by_class).map(([c, n]) => `${c}=${n}`).join(" ");
+  lines.push(`  errors ${d.errors}${classes ? ` (SQLSTATE class ${classes})` : ""}  rows written ${d.rows_written}` +
+    `  keys missing ${d.keys_missing}  dropped iterations ${d.dropped_iterations}`);
+  lines.push(d.thresholds_failed.length ? `  thresholds FAILED: ${d.thresholds_failed.join(", ")}` : "  thresholds ok");
+  return lines.join("\n") + "\n\n";
+}
+
+export function summaryHandler(workload) {
+  return (data) => {
+    const d = digest(data, workload);
+    const path = jsonPath || `summary-${d.testid}.json`;
+    return { stdout: text(d), [path]: JSON.stringify({ ...d, k6: data.metrics }, null, 1) };
+  };
+}
