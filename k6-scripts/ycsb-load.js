@@ -1,0 +1,53 @@
+// YCSB load phase (seed 003): RECORD_COUNT records of FIELD_COUNT fields of
+// FIELD_LENGTH random printable characters (10 x 100: about 1 KB), keys
+// user<fnv64(keynum)> as YCSB's CoreWorkload names them (insertorder=hashed).
+//
+//   RECORD_COUNT   records in the table when every loader is done (1000)
+//   INSERT_START   first key number this loader inserts (0), as YCSB's insertstart
+//   INSERT_COUNT   how many it inserts (RECORD_COUNT - INSERT_START)
+//   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (README)
+// Several k6 instances (execution segments) split INSERT_COUNT between them.
+import exec from "k6/execution";
+import { ConfigError, identifier, int, connection } from "./lib/config.js";
+import { open, nodeFor, checkReachable, ensure } from "./lib/db.js";
+import { timed, tagIteration, rowsWritten } from "./lib/metrics.js";
+import { options as runOptions } from "./lib/run.js";
+import { summaryHandler } from "./lib/summary.js";
+import { keyName, fieldMaker, usertable } from "./lib/ycsb.js";
+
+const conn = connection();
+const t = usertable({ identifier, int });
+const insertStart = int("INSERT_START", 0, { min: 0, max: t.recordCount - 1 });
+const insertCount = int("INSERT_COUNT", t.recordCount - insertStart, { min: 1 });
+if (insertStart + insertCount > t.recordCount) {
+  throw new ConfigError(`invalid INSERT_COUNT=${insertCount}: INSERT_START + INSERT_COUNT exceeds RECORD_COUNT=${t.recordCount}`);
+}
+
+export const options = runOptions("ycsb-load", { ops: ["insert"], bound: insertCount });
+export const handleSummary = summaryHandler("ycsb-load");
+
+const db = open(conn, nodeFor(conn, __VU));
+const insert = `INSERT INTO ${t.table} (ycsb_key, ${t.fields.join(", ")}) VALUES (${[0, ...t.fields.keys()].map((_, i) => `$${i + 1}`).join(", ")})`;
+const args = new Array(t.fieldCount + 1);
+let field;
+
+export function setup() {
+  checkReachable(conn);
+  ensure(db, t.ddl);
+  console.log(`ycsb-load: key numbers [${insertStart}, ${insertStart + insertCount}) of ${t.recordCount} into ${t.table}`);
+}
+
+export default function () {
+  if (!field) field = fieldMaker(t.fieldLength);
+  const n = exec.scenario.iterationInTest;
+  if (n >= insertCount) return; // the open model's bound
+  tagIteration("insert");
+  args[0] = keyName(insertStart + n);
+  for (let i = 1; i <= t.fieldCount; i++) args[i] = field();
+  const r = timed("insert", () => db.exec(insert, ...args));
+  if (r !== undefined) rowsWritten.add(r.rowsAffected());
+}
+
+export function teardown() {
+  db.close();
+}

@@ -1,0 +1,70 @@
+// YCSB run phase (seed 003) on the table ycsb-load filled: workload a (50%
+// reads, 50% updates), b (95/5) or c (100% reads); one operation per
+// iteration, keys chosen as YCSB's CoreWorkload chooses them.
+//
+//   YCSB_WORKLOAD         a | b | c (a)
+//   READ_PROPORTION       share of reads, 0..1 (the workload's: 0.5, 0.95, 1)
+//   REQUEST_DISTRIBUTION  zipfian (scrambled, as YCSB) | uniform | latest (zipfian)
+//   ZIPFIAN_CONSTANT      (0.99)
+//   RECORD_COUNT          records ycsb-load wrote (1000)
+//   OPERATION_COUNT       stop after this many operations (0: run DURATION)
+//   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (README)
+// A read is SELECT of all fields by key; an update sets one random field.
+import { identifier, int, number, oneOf, connection } from "./lib/config.js";
+import { open, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
+import { timed, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
+import { options as runOptions } from "./lib/run.js";
+import { summaryHandler } from "./lib/summary.js";
+import { keyName, fieldMaker, usertable, chooser } from "./lib/ycsb.js";
+
+const conn = connection();
+const t = usertable({ identifier, int });
+const workload = oneOf("YCSB_WORKLOAD", "a", ["a", "b", "c"]);
+const readProportion = number("READ_PROPORTION", { a: 0.5, b: 0.95, c: 1 }[workload], { min: 0, max: 1 });
+const distribution = oneOf("REQUEST_DISTRIBUTION", "zipfian", ["zipfian", "uniform", "latest"]);
+const theta = number("ZIPFIAN_CONSTANT", 0.99, { above: 0, max: 0.9999 });
+const operationCount = int("OPERATION_COUNT", 0, { min: 0 });
+
+const ops = readProportion === 1 ? ["select"] : readProportion === 0 ? ["update"] : ["select", "update"];
+export const options = runOptions("ycsb", { ops, bound: operationCount });
+export const handleSummary = summaryHandler("ycsb");
+
+const db = open(conn, nodeFor(conn, __VU));
+const read = `SELECT ycsb_key, ${t.fields.join(", ")} FROM ${t.table} WHERE ycsb_key = $1`;
+const updates = t.fields.map((f) => `UPDATE ${t.table} SET ${f} = $1 WHERE ycsb_key = $2`);
+const nextKeynum = chooser(distribution, t.recordCount, theta);
+let field;
+
+export function setup() {
+  checkReachable(conn);
+  for (const keynum of [0, t.recordCount - 1]) {
+    let rows;
+    try {
+      rows = db.query(`SELECT 1 AS found FROM ${t.table} WHERE ycsb_key = $1`, keyName(keynum));
+    } catch (e) {
+      throw new Error(`cannot read ${t.table}: ${errorMessage(e)}`);
+    }
+    if (rows.length !== 1) throw new Error(`record ${keynum} (${keyName(keynum)}) is not in ${t.table}: run ycsb-load with RECORD_COUNT=${t.recordCount} first`);
+  }
+  console.log(`ycsb: workload ${workload} (reads ${readProportion}), ${distribution} over ${t.recordCount} records of ${t.table}`);
+}
+
+export default function () {
+  const key = keyName(nextKeynum());
+  if (Math.random() < readProportion) {
+    tagIteration("select");
+    const rows = timed("select", () => db.query(read, key));
+    if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
+  } else {
+    if (!field) field = fieldMaker(t.fieldLength);
+    tagIteration("update");
+    const r = timed("update", () => db.exec(updates[Math.floor(Math.random() * t.fieldCount)], field(), key));
+    if (r === undefined) return;
+    rowsWritten.add(r.rowsAffected());
+    if (r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
+  }
+}
+
+export function teardown() {
+  db.close();
+}
