@@ -63,12 +63,12 @@ export function text(d) {
     "",
     `ybbench ${d.workload}  testid=${d.testid}  ${load}  ran ${fmt(d.duration_s, 1)} s`,
     `  ${"op".padEnd(8)}${"ops".padStart(10)}${"ops/s".padStart(11)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}` +
-      `${"p99 ms".padStart(9)}${"max ms".padStart(9)}${"retries".padStart(9)}`,
+      `${"p99 ms".padStart(9)}${"avg ms".padStart(9)}${"max ms".padStart(9)}${"retries".padStart(9)}`,
   ];
   for (const [op, o] of Object.entries(d.ops)) {
     const l = o.latency_ms;
     lines.push(`  ${op.padEnd(8)}${String(o.count).padStart(10)}${fmt(o.per_second, 1).padStart(11)}` +
-      `${fmt(l.p50, 3).padStart(9)}${fmt(l.p95, 3).padStart(9)}${fmt(l.p99, 3).padStart(9)}${fmt(l.max, 1).padStart(9)}` +
+      `${fmt(l.p50, 3).padStart(9)}${fmt(l.p95, 3).padStart(9)}${fmt(l.p99, 3).padStart(9)}${fmt(l.avg, 3).padStart(9)}${fmt(l.max, 1).padStart(9)}` +
       `${String(o.retries).padStart(9)}`);
   }
   const classes = Object.entries(d.errors_by_class).map(([c, n]) => `${c}=${n}`).join(" ");

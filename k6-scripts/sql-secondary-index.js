@@ -1,0 +1,60 @@
+// yb-sample-apps SqlSecondaryIndex: inserts of new keys into
+// (k text PRIMARY KEY, v text) with an index on v, and reads by value
+// (`SELECT k, v ... WHERE v = $1`) of keys already written.
+//
+// A VU reads only keys it wrote itself, so every read asks for a row that
+// exists without any VU knowing the others' progress: VU i (exec.vu.idInTest,
+// unique across execution segments) writes indexes i-1, i-1+S, i-1+2S, ...
+// with S the test's largest VU count, and remembers only how many.
+//
+//   WRITE_PERCENT  share of inserts, percent (50: one reader, one writer)
+//   KEY_PREFIX     key prefix (default: the testid)
+//   TABLE          (sqlsecondaryindex), and the common knobs (README)
+import exec from "k6/execution";
+import { identifier, number, str, connection } from "./lib/config.js";
+import { open, nodeFor, checkReachable, ensure } from "./lib/db.js";
+import { key } from "./lib/keys.js";
+import { timed, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
+import { options as runOptions, testid } from "./lib/run.js";
+import { summaryHandler } from "./lib/summary.js";
+
+const conn = connection();
+const table = identifier("TABLE", "sqlsecondaryindex");
+const keyPrefix = str("KEY_PREFIX", undefined, { pattern: /^[A-Za-z0-9_.-]{1,64}$/, hint: "1-64 letters, digits, . _ -" });
+const writePercent = number("WRITE_PERCENT", 50, { min: 0, max: 100, above: 0 });
+
+export const options = runOptions("sql-secondary-index", { ops: ["insert", "select"] });
+export const handleSummary = summaryHandler("sql-secondary-index");
+const s = options.scenarios["sql-secondary-index"];
+const stride = s.maxVUs || s.vus;
+
+const db = open(conn, nodeFor(conn, __VU));
+const insert = `INSERT INTO ${table} (k, v) VALUES ($1, $2)`;
+const select = `SELECT k, v FROM ${table} WHERE v = $1`;
+let written = 0;
+
+export function setup() {
+  checkReachable(conn);
+  ensure(db, `CREATE TABLE IF NOT EXISTS ${table} (k text PRIMARY KEY, v text)`);
+  ensure(db, `CREATE INDEX IF NOT EXISTS ${table}_index ON ${table} (v)`);
+  return { prefix: keyPrefix || testid() };
+}
+
+export default function (data) {
+  const base = exec.vu.idInTest - 1;
+  if (written === 0 || Math.random() * 100 < writePercent) {
+    const n = base + stride * written++;
+    tagIteration("insert");
+    const r = timed("insert", () => db.exec(insert, key(data.prefix, n), `val:${n}`));
+    if (r !== undefined) rowsWritten.add(r.rowsAffected());
+  } else {
+    const n = base + stride * Math.floor(Math.random() * written);
+    tagIteration("select");
+    const rows = timed("select", () => db.query(select, `val:${n}`));
+    if (rows !== undefined && (rows.length !== 1 || rows[0].k !== key(data.prefix, n))) keysMissing.add(1, { op: "select" });
+  }
+}
+
+export function teardown() {
+  db.close();
+}
