@@ -36,18 +36,21 @@ export function paddedKeyMaker(prefix, width) {
 
 // Incompressible values of `size` bytes (yb-sample-apps --value_size: random
 // bytes) without making one per write: each VU fills a pool of random bytes
-// once and hands out a view at a random offset, its first 6 bytes stamped
-// with the row's index (big-endian) so that a value can be traced to its key.
-// Windows of one VU rarely overlap inside one 32 KB block, so the data stays
-// incompressible to the storage engine.
+// once and hands out consecutive, non-overlapping views of it (restarting at
+// a random shift when it wraps), the first 6 bytes stamped with the row's
+// index (big-endian) so that a value can be traced to its key. A VU repeats
+// a window only after poolBytes / size writes, far apart in any storage
+// block, so the data stays incompressible to the storage engine.
 export function randomValueMaker(size, poolBytes = 65536) {
-  const pool = new Uint8Array(poolBytes + size);
+  const pool = new Uint8Array(poolBytes + 2 * size);
   for (let off = 0; off < pool.length; off += 65536) {
     crypto.getRandomValues(pool.subarray(off, Math.min(off + 65536, pool.length)));
   }
+  let cursor = Math.floor(Math.random() * size);
   return (index) => {
-    const off = Math.floor(Math.random() * poolBytes);
-    const v = pool.subarray(off, off + size);
+    if (cursor + size > pool.length) cursor = Math.floor(Math.random() * size);
+    const v = pool.subarray(cursor, cursor + size);
+    cursor += size;
     let x = index;
     for (let i = Math.min(size, 6) - 1; i >= 0; i--) {
       v[i] = x % 256;

@@ -26,6 +26,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   const valueBytes = int("VALUE_BYTES", 256, { min: 8, max: 1048576 });
   const opSize = int("OP_SIZE", 1, { min: 1, max: 1000 });
   const readShape = oneOf("READ_SHAPE", "in", ["in", "range"]);
+  if (opSize * valueBytes > 64 * 1048576) throw new ConfigError(`invalid OP_SIZE=${opSize}: OP_SIZE x VALUE_BYTES above 64 MB per statement`);
   let keyPrefix, numKeys, maxWrittenKey, recentKeys, writes;
   if (load) {
     keyPrefix = str("KEY_PREFIX", undefined, PREFIX);
@@ -107,7 +108,8 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   function run(data) {
     if (!key) {
       key = paddedKeyMaker(data.prefix, keyBytes);
-      value = randomValueMaker(valueBytes);
+      // Room for a whole statement's values without reusing a window.
+      value = randomValueMaker(valueBytes, Math.max(65536, 2 * opSize * valueBytes));
     }
     if (load) {
       // iterationInTest is unique across VUs and execution segments: no two
