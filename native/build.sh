@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Go binaries of the native test stack (k6 with our xk6-sql
-# stand-in, Prometheus + promtool, node_exporter, the compose checker) into
+# stand-in, Prometheus + promtool, node_exporter, Loki, the compose checker) into
 # $YBBENCH_CACHE/bin, outside the repo. A module is rebuilt only when its
 # go.mod, go.sum or sources change, so repeated test runs cost nothing.
 set -euo pipefail
@@ -36,10 +36,12 @@ build() { # module-dir ldflags package...
 
 prom=$(version_of prometheus github.com/prometheus/prometheus | sed -E 's/^v0\.([0-9])([0-9]+)\.([0-9]+)$/\1.\2.\3/')
 node=$(version_of node_exporter github.com/prometheus/node_exporter | sed 's/^v//')
+loki=$(version_of loki github.com/grafana/loki/v3 | sed 's/^v//')
 common=github.com/prometheus/common/version
 
 build k6 "" .
 build composecheck "" .
 build prometheus "-X $common.Version=$prom" github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 build node_exporter "-X $common.Version=$node" github.com/prometheus/node_exporter
+build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki" github.com/grafana/loki/v3/cmd/loki
 echo "$bin"

@@ -8,9 +8,9 @@ import uuid
 import pytest
 
 from .exporters import start_postgres_exporter
-from .stack import BIN, CAPTURES, REPO, CaptureServer, Postgres, Process, Prometheus, free_port, wait_until
+from .stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, Prometheus, free_port, wait_until
 
-NEEDED = ("k6", "prometheus", "promtool", "node_exporter", "composecheck")
+NEEDED = ("k6", "prometheus", "promtool", "node_exporter", "loki", "composecheck")
 
 
 @pytest.fixture(scope="session")
@@ -71,3 +71,10 @@ def prometheus(binaries, node_exporter, postgres_exporter, captures, tmp_path_fa
 @pytest.fixture
 def testid():
     return f"t{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture(scope="session")
+def loki(binaries, tmp_path_factory):
+    server = Loki(tmp_path_factory.mktemp("loki"))
+    yield server
+    server.stop()

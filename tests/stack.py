@@ -228,3 +228,32 @@ class Prometheus:
 
     def stop(self) -> None:
         self.proc.stop()
+
+
+class Loki:
+    """Loki running compose/loki/loki.yml unchanged, with its LOKI_*
+    variables set to loopback, free ports and a temporary folder."""
+
+    def __init__(self, root: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ, LOKI_LISTEN_ADDRESS="127.0.0.1", LOKI_HTTP_PORT=str(self.port),
+                   LOKI_GRPC_PORT=str(free_port()), LOKI_DATA=str(root / "data"))
+        self.proc = Process("loki", [str(BIN / "loki"), f"-config.file={REPO / 'compose' / 'loki' / 'loki.yml'}",
+                                     "-config.expand-env=true"], root, env=env)
+        wait_until(self.ready, "Loki to be ready", timeout=90)
+
+    def ready(self) -> bool:
+        if not self.proc.alive():
+            raise RuntimeError(f"loki exited:\n{self.proc.tail()}")
+        with urllib.request.urlopen(f"{self.url}/ready", timeout=2) as r:
+            return r.status == 200
+
+    def lines(self, selector: str) -> list[str]:
+        params = urllib.parse.urlencode({"query": selector, "limit": 5000, "since": "1h"})
+        with urllib.request.urlopen(f"{self.url}/loki/api/v1/query_range?{params}", timeout=30) as r:
+            body = json.load(r)
+        return [line for stream in body["data"]["result"] for _, line in stream["values"]]
+
+    def stop(self) -> None:
+        self.proc.stop()

@@ -25,7 +25,8 @@ class Completed:
 
 
 def ybbench_run(workload: str, pg: Postgres, results: Path, *, testid: str, prometheus: str | None = None,
-                knobs: dict | None = None, password: str | None = None, extra_env: dict | None = None) -> Completed:
+                knobs: dict | None = None, password: str | None = None, extra_env: dict | None = None,
+                extra_args: list[str] = ()) -> Completed:
     """`ybbench run` against the test PostgreSQL; the password goes in PGPASSWORD."""
     settings = {"YSQL_NODES": f"127.0.0.1:{pg.port}", "DB_USER": pg.user, "DB_NAME": pg.database, **(knobs or {})}
     cmd = [sys.executable, "-m", "ybbench", "run", workload, "--testid", testid, "--results", str(results), "--quiet"]
@@ -33,6 +34,7 @@ def ybbench_run(workload: str, pg: Postgres, results: Path, *, testid: str, prom
         cmd += ["--set", f"{k}={v}"]
     if prometheus:
         cmd += ["--prometheus", prometheus]
+    cmd += list(extra_args)
     env = pg.env(password)
     env.update(K6=str(BIN / "k6"), K6_PROMETHEUS_RW_PUSH_INTERVAL="1s", **(extra_env or {}))
     p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)

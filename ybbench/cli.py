@@ -40,7 +40,8 @@ def _targets(a: argparse.Namespace) -> int:
 
 def _run(a: argparse.Namespace) -> int:
     r = run_mod.run(
-        a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, settings=a.set, quiet=a.quiet
+        a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki, settings=a.set,
+        quiet=a.quiet
     )
     print(f"results: {r.folder}")
     return r.exit_code
@@ -67,6 +68,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--testid", help="run id (default: <workload>-<time>)")
     r.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
     r.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
+    r.add_argument("--loki", help="Loki URL to keep the run's k6 log, e.g. http://127.0.0.1:3100")
     r.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob")
     r.add_argument("--quiet", action="store_true", help="keep k6's output in the log only")
     r.set_defaults(func=_run)

@@ -17,6 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import logs
 from .errors import UserError
 from .files import staged_dir, write_json
 
@@ -32,7 +33,8 @@ KNOBS = (
     "LOAD_MODEL RATE MAX_VUS START_RATE STAGES MAX_RETRIES ISOLATION "
     # key-value, YCSB, analytic and yb-sample-apps workloads
     "KEY_BYTES VALUE_BYTES OP_SIZE READ_SHAPE WRITE_PERCENT RECENT_KEYS "
-    "YCSB_WORKLOAD READ_PROPORTION REQUEST_DISTRIBUTION ZIPFIAN_CONSTANT RECORD_COUNT FIELD_COUNT FIELD_LENGTH RUNS"
+    "YCSB_WORKLOAD READ_PROPORTION REQUEST_DISTRIBUTION ZIPFIAN_CONSTANT RECORD_COUNT FIELD_COUNT FIELD_LENGTH RUNS "
+    "OPERATION_COUNT INSERT_START INSERT_COUNT FIELD"
 ).split()
 SECRET_NAMES = re.compile(r"PASS|SECRET|TOKEN", re.I)
 TESTID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -86,6 +88,7 @@ def run(
     testid: str | None = None,
     results: Path = REPO / "results",
     prometheus: str | None = None,
+    loki: str | None = None,
     settings: list[str] = (),
     quiet: bool = False,
 ) -> RunResult:
@@ -98,6 +101,8 @@ def run(
     k6 = k6_binary()
     if prometheus:
         check_prometheus(prometheus)
+    if loki:
+        logs.check_loki(loki)
     final = results / testid
     if final.exists():
         raise UserError(f"{final} exists: a run id is used once")
@@ -116,14 +121,18 @@ def run(
         cmd += ["--summary-export", str(stage / "k6-summary.json"), str(SCRIPTS / f"{workload}.js")]
         env["SUMMARY_JSON"] = str(stage / "summary.json")  # the workloads' handleSummary
         started = time.time()
+        stamped: list[tuple[int, str]] = []  # (unix ns, line) for Loki
         with open(stage / "k6.log", "w") as log:
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             assert proc.stdout is not None
             for line in proc.stdout:
                 log.write(line)
+                stamped.append((time.time_ns(), line.rstrip("\n")))
                 if not quiet:
                     sys.stdout.write(line)
             code = proc.wait()
+        if loki:
+            logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid}, stamped)
         if code not in K6_RAN:
             raise UserError(f"{workload} failed (k6 exit {code}): {k6_error(stage / 'k6.log')}")
         write_json(
@@ -133,6 +142,7 @@ def run(
                 "testid": testid,
                 "knobs": {k: env[k] for k in KNOBS if k in env and not SECRET_NAMES.search(k)},
                 "prometheus": prometheus,
+                "loki": loki,
                 "started": started,
                 "finished": time.time(),
                 "k6_exit_code": code,
