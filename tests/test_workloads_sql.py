@@ -1,0 +1,35 @@
+"""yb-sample-apps' SqlUpdates and SqlSecondaryIndex shapes against the
+native PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+
+from .stack import wait_until
+from .workloads import count, n_tup_upd, run_ok
+
+
+def test_sql_updates_update_the_rows_sql_inserts_wrote(binaries, postgres, tmp_path):
+    table, prefix = f"sqlkv_{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:6]}"
+    ins, _ = run_ok("sql-inserts", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, NUM_UNIQUE_KEYS=3000, VUS=4,
+                    DURATION="60s")
+    assert ins["rows_written"] == 3000
+    d, _ = run_ok("sql-updates", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, MAX_WRITTEN_KEY=3000, VUS=4,
+                  DURATION="3s")
+    assert d["errors"] == 0 and d["keys_missing"] == 0
+    updates = count(d, "update")
+    assert updates == d["rows_written"] > 100
+    assert 0.45 < updates / (updates + count(d, "select")) < 0.55
+    wait_until(lambda: n_tup_upd(postgres, table) == updates, f"pg_stat to count {updates} updates", timeout=15)
+    # Updated values are val:<n>:<ms>, and every value still names its key.
+    assert postgres.query(f"SELECT count(*) FROM {table} WHERE v NOT LIKE 'val:' || split_part(k, ':', 2) || '%'") == "0"
+    assert int(postgres.query(f"SELECT count(*) FROM {table} WHERE v ~ '^val:[0-9]+:[0-9]{{13}}$'")) > 0
+
+
+def test_sql_secondary_index_reads_by_value_find_the_rows_written(binaries, postgres, tmp_path):
+    table = f"si_{uuid.uuid4().hex[:8]}"
+    d, _ = run_ok("sql-secondary-index", postgres, tmp_path, TABLE=table, VUS=4, DURATION="3s")
+    assert d["errors"] == 0 and d["keys_missing"] == 0
+    assert count(d, "select") > 100 and count(d, "insert") == d["rows_written"] > 100
+    assert int(postgres.query(f"SELECT count(*) FROM {table}")) == d["rows_written"]
+    assert postgres.query(f"SELECT indexdef FROM pg_indexes WHERE indexname = '{table}_index'").endswith("(v)")
