@@ -15,8 +15,13 @@ fi
 if [ ! -x /usr/bin/prometheus-postgres-exporter ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+  # The package would start a service listening on every interface: a
+  # policy-rc.d that refuses keeps it from starting during the install.
+  policy=/usr/sbin/policy-rc.d
+  own_policy=
+  if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && own_policy=1; fi
   apt-get install -y -qq --no-install-recommends prometheus-postgres-exporter >/dev/null
-  # The package enables a service listening on every interface: not here.
+  [ -n "$own_policy" ] && rm -f "$policy"
   systemctl disable --now prometheus-postgres-exporter >/dev/null 2>&1 || true
 fi
 if ! command -v go >/dev/null; then

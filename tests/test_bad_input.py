@@ -103,7 +103,7 @@ def test_prometheus_down(binaries, postgres, tmp_path, testid):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["run", "no-such-workload"], "unknown workload 'no-such-workload'; known: sql-inserts, sql-selects"),
+    (["run", "no-such-workload"], "unknown workload 'no-such-workload'; known: kv-load, kv-random-read,"),
     (["run", "sql-inserts", "--set", "VUSS=3"], "--set VUSS: unknown knob"),
     (["run", "sql-inserts", "--set", "VUS"], "--set 'VUS': expected NAME=VALUE"),
     (["run", "sql-inserts", "--testid", "has space"], "--testid 'has space'"),
