@@ -83,11 +83,11 @@ def k6(pg: Postgres, workload: str, driver: str, clients: int, seconds: int, **k
             [str(BIN / "k6"), "run", "--quiet", "--no-color", "--summary-export", str(summary),
              str(REPO / "k6-scripts" / f"{workload}.js")], env)
         metrics = json.loads(summary.read_text())["metrics"]
-    ops = metrics["ybbench_ops"]["count"]
+    ops = metrics["iterations"]["count"]  # one statement per iteration
     errors = metrics.get("ybbench_errors", {}).get("count", 0)
     if errors:
         raise RuntimeError(f"{workload} with {driver}: {errors} SQL errors")
-    return Measure(ops, ops / metrics["ybbench_ops"]["rate"], cpu, rss)
+    return Measure(ops, ops / metrics["iterations"]["rate"], cpu, rss)
 
 
 def load_table(pg: Postgres) -> None:

@@ -14,7 +14,7 @@ import exec from "k6/execution";
 import { identifier, number, str, connection } from "./lib/config.js";
 import { open, nodeFor, checkReachable, ensure } from "./lib/db.js";
 import { key } from "./lib/keys.js";
-import { timed, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
+import { attempt, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
 import { options as runOptions, testid } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 
@@ -45,12 +45,12 @@ export default function (data) {
   if (written === 0 || Math.random() * 100 < writePercent) {
     const n = base + stride * written++;
     tagIteration("insert");
-    const r = timed("insert", () => db.exec(insert, key(data.prefix, n), `val:${n}`));
+    const r = attempt("insert", () => db.exec(insert, key(data.prefix, n), `val:${n}`));
     if (r !== undefined) rowsWritten.add(r.rowsAffected());
   } else {
     const n = base + stride * Math.floor(Math.random() * written);
     tagIteration("select");
-    const rows = timed("select", () => db.query(select, `val:${n}`));
+    const rows = attempt("select", () => db.query(select, `val:${n}`));
     if (rows !== undefined && (rows.length !== 1 || rows[0].k !== key(data.prefix, n))) keysMissing.add(1, { op: "select" });
   }
 }

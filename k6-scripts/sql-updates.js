@@ -10,7 +10,7 @@
 import { identifier, int, number, str, required, connection } from "./lib/config.js";
 import { open, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
 import { key, uniformIndex } from "./lib/keys.js";
-import { timed, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
+import { attempt, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
 import { options as runOptions } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 
@@ -44,13 +44,13 @@ export default function () {
   const k = key(keyPrefix, n);
   if (Math.random() * 100 < writePercent) {
     tagIteration("update");
-    const r = timed("update", () => db.exec(update, `val:${n}:${Date.now()}`, k));
+    const r = attempt("update", () => db.exec(update, `val:${n}:${Date.now()}`, k));
     if (r === undefined) return;
     rowsWritten.add(r.rowsAffected());
     if (r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
   } else {
     tagIteration("select");
-    const rows = timed("select", () => db.query(select, k));
+    const rows = attempt("select", () => db.query(select, k));
     if (rows !== undefined && (rows.length !== 1 || !rows[0].v.startsWith(`val:${n}`))) keysMissing.add(1, { op: "select" });
   }
 }

@@ -12,7 +12,7 @@
 // A read is SELECT of all fields by key; an update sets one random field.
 import { identifier, int, number, oneOf, connection } from "./lib/config.js";
 import { open, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
-import { timed, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
+import { attempt, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
 import { options as runOptions } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 import { keyName, fieldMaker, usertable, chooser } from "./lib/ycsb.js";
@@ -53,12 +53,12 @@ export default function () {
   const key = keyName(nextKeynum());
   if (Math.random() < readProportion) {
     tagIteration("select");
-    const rows = timed("select", () => db.query(read, key));
+    const rows = attempt("select", () => db.query(read, key));
     if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
   } else {
     if (!field) field = fieldMaker(t.fieldLength);
     tagIteration("update");
-    const r = timed("update", () => db.exec(updates[Math.floor(Math.random() * t.fieldCount)], field(), key));
+    const r = attempt("update", () => db.exec(updates[Math.floor(Math.random() * t.fieldCount)], field(), key));
     if (r === undefined) return;
     rowsWritten.add(r.rowsAffected());
     if (r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });

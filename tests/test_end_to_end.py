@@ -58,7 +58,7 @@ def test_no_sql_errors_and_every_select_found_its_key(runs):
     for run in (runs["inserts"], runs["selects"]):
         assert run.metric("ybbench_errors").get("count", 0) == 0, run.output
     sel = runs["selects"]
-    assert sel.metric("ybbench_ops")["count"] > 1000
+    assert sel.metric("iterations{op:select}")["count"] > 1000
     assert sel.metric("ybbench_keys_missing").get("count", 0) == 0
 
 
@@ -80,8 +80,8 @@ def _samples(prometheus, promql: str) -> list[tuple[float, float]]:
 def test_prometheus_holds_the_run_and_agrees_with_the_k6_summary(runs, prometheus, run_key, op):
     run = runs[run_key]
     testid = run.folder.name
-    summary = run.metric("ybbench_ops")
-    samples = _samples(prometheus, f'k6_ybbench_ops_total{{testid="{testid}", op="{op}"}}')
+    summary = run.metric(f"iterations{{op:{op}}}")  # one statement per iteration
+    samples = _samples(prometheus, f'k6_iterations_total{{testid="{testid}", op="{op}"}}')
     # Counters are cumulative from the start of the run: the last pushed
     # value is the run's total.
     assert samples[-1][1] == summary["count"]
@@ -91,14 +91,14 @@ def test_prometheus_holds_the_run_and_agrees_with_the_k6_summary(runs, prometheu
     prom_rate = (v1 - v0) / (t1 - t0)
     assert prom_rate == pytest.approx(summary["rate"], rel=0.10), (prom_rate, summary["rate"])
     # Latency trends arrive as p99 etc. in seconds, tagged with the run.
-    p99 = prometheus.query(f'k6_ybbench_op_duration_p99{{testid="{testid}", op="{op}"}}')
+    p99 = prometheus.query(f'k6_iteration_duration_p99{{testid="{testid}", op="{op}"}}')
     assert p99 and 0 < float(p99[0]["value"][1]) < 1
 
 
 def test_every_k6_series_carries_the_testid(runs, prometheus):
     testid = runs["inserts"].folder.name
     names = {r["metric"]["__name__"] for r in prometheus.query(f'{{__name__=~"k6_.+", testid="{testid}"}}')}
-    assert {"k6_ybbench_ops_total", "k6_iterations_total", "k6_vus"} <= names
+    assert {"k6_iterations_total", "k6_iteration_duration_p99", "k6_vus"} <= names
     untagged = prometheus.query('count({__name__=~"k6_.+", testid=""})')
     assert not untagged, untagged
 

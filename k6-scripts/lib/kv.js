@@ -10,7 +10,7 @@ import exec from "k6/execution";
 import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
 import { open, nodeFor, checkReachable, ensure, errorMessage } from "./db.js";
 import { paddedKeyMaker, randomValueMaker } from "./keys.js";
-import { timed, tagIteration, rowsWritten, keysMissing } from "./metrics.js";
+import { attempt, tagIteration, rowsWritten, keysMissing } from "./metrics.js";
 import { options as runOptions, testid } from "./run.js";
 import { summaryHandler } from "./summary.js";
 
@@ -87,7 +87,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
       pairs[2 * i] = key(first + i);
       pairs[2 * i + 1] = value(first + i);
     }
-    const r = timed(op, () => db.exec(stmt, ...pairs));
+    const r = attempt(op, () => db.exec(stmt, ...pairs));
     if (r === undefined) return;
     const n = r.rowsAffected();
     rowsWritten.add(n);
@@ -101,7 +101,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
     } else {
       for (let i = 0; i < opSize; i++) readArgs[i] = key(first + i);
     }
-    const rows = timed("select", () => db.query(select, ...readArgs));
+    const rows = attempt("select", () => db.query(select, ...readArgs));
     if (rows !== undefined && rows.length !== opSize) keysMissing.add(opSize - rows.length, { op: "select" });
   }
 

@@ -58,8 +58,7 @@ export function options(workload, { ops = [], bound = 0, vus = 16, extra = {} } 
   // Any SQL error fails the run (non-zero exit) but not the load.
   const thresholds = { ybbench_errors: ["count==0"], dropped_iterations: ["count>=0"] };
   for (const op of ops) {
-    thresholds[`ybbench_ops{op:${op}}`] = ["count>=0"];
-    thresholds[`ybbench_op_duration{op:${op}}`] = ["max>=0"];
+    thresholds[`iterations{op:${op}}`] = ["count>=0"];
     thresholds[`iteration_duration{op:${op}}`] = ["max>=0"];
     thresholds[`ybbench_retries{op:${op}}`] = ["count>=0"];
   }

@@ -16,7 +16,7 @@ export function digest(data, workload) {
   const seconds = data.state.testRunDurationMs / 1000;
   const ops = {};
   for (const name of Object.keys(data.metrics)) {
-    const m = /^ybbench_ops\{op:(.+)\}$/.exec(name);
+    const m = /^iterations\{op:(.+)\}$/.exec(name);
     if (!m) continue;
     const op = m[1];
     const it = values(data, `iteration_duration{op:${op}}`);

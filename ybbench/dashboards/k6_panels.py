@@ -10,21 +10,21 @@ RATE = "$__rate_interval"
 
 def ops_per_second(width: int = 12):
     return timeseries("k6 ops/s by operation", "ops", [
-        (f"sum by (testid, op) (rate(k6_ybbench_ops_total{{{K6}}}[{RATE}]))", "{{testid}} {{op}}"),
+        (f"sum by (testid, op) (rate(k6_iterations_total{{{K6}, op!=''}}[{RATE}]))", "{{testid}} {{op}}"),
     ], description="Statements that succeeded, as the client saw them.", width=width)
 
 
 def latency_percentiles(width: int = 12):
     # k6 writes trend percentiles cumulative since the run started, in s.
     return timeseries("k6 latency p50 / p95 / p99 by operation", "s", [
-        (f"max by (testid, op) (k6_ybbench_op_duration_{stat}{{{K6}}})", f"{{{{testid}}}} {{{{op}}}} {stat}")
+        (f"max by (testid, op) (k6_iteration_duration_{stat}{{{K6}, op!=''}})", f"{{{{testid}}}} {{{{op}}}} {stat}")
         for stat in ("p50", "p95", "p99")
     ], description="Client-side statement latency; k6 reports each percentile over the run so far.", width=width)
 
 
 def latency_avg_max(width: int = 12):
     return timeseries("k6 latency avg / max by operation", "s", [
-        (f"max by (testid, op) (k6_ybbench_op_duration_{stat}{{{K6}}})", f"{{{{testid}}}} {{{{op}}}} {stat}")
+        (f"max by (testid, op) (k6_iteration_duration_{stat}{{{K6}, op!=''}})", f"{{{{testid}}}} {{{{op}}}} {stat}")
         for stat in ("avg", "max")
     ], width=width)
 
