@@ -9,13 +9,12 @@
 //   NUM_UNIQUE_KEYS  stop after this many keys (0 = no bound, run DURATION)
 //   ROW_BYTES        key + value bytes per row (64)
 //   VUS DURATION     concurrency and length (16, 30s); LOAD_MODEL etc.: README
-import exec from "k6/execution";
 import { identifier, int, str, connection } from "./lib/config.js";
 import { open, nodeFor, checkReachable, ensure } from "./lib/db.js";
 import { key, valueMaker } from "./lib/keys.js";
 import { attempt, tagIteration, rowsWritten } from "./lib/metrics.js";
 import { summaryHandler } from "./lib/summary.js";
-import { options as runOptions, testid } from "./lib/run.js";
+import { options as runOptions, testid, iterationInTest } from "./lib/run.js";
 
 const conn = connection();
 const table = identifier("TABLE", "postgresqlkeyvalue");
@@ -45,7 +44,7 @@ export default function (data) {
   if (!makeValue) makeValue = valueMaker(data.prefix, rowBytes);
   // iterationInTest is unique across VUs and across k6 instances running
   // execution segments of one test, so no two iterations write one key.
-  const n = exec.scenario.iterationInTest;
+  const n = iterationInTest();
   if (numUniqueKeys && n >= numUniqueKeys) return; // the open model's bound
   tagIteration("insert");
   const r = attempt("insert", () => db.exec(insert, key(data.prefix, n), makeValue(n)));

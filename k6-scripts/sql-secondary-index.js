@@ -40,8 +40,10 @@ export function setup() {
   return { prefix: keyPrefix || testid() };
 }
 
+let base; // exec.vu builds a new object on each access: take the id once
+
 export default function (data) {
-  const base = exec.vu.idInTest - 1;
+  if (base === undefined) base = exec.vu.idInTest - 1;
   if (written === 0 || Math.random() * 100 < writePercent) {
     const n = base + stride * written++;
     tagIteration("insert");

@@ -7,11 +7,10 @@
 //   INSERT_COUNT   how many it inserts (RECORD_COUNT - INSERT_START)
 //   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (README)
 // Several k6 instances (execution segments) split INSERT_COUNT between them.
-import exec from "k6/execution";
 import { ConfigError, identifier, int, connection } from "./lib/config.js";
 import { open, nodeFor, checkReachable, ensure } from "./lib/db.js";
 import { attempt, tagIteration, rowsWritten } from "./lib/metrics.js";
-import { options as runOptions } from "./lib/run.js";
+import { options as runOptions, iterationInTest } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 import { keyName, fieldMaker, usertable } from "./lib/ycsb.js";
 
@@ -39,7 +38,7 @@ export function setup() {
 
 export default function () {
   if (!field) field = fieldMaker(t.fieldLength);
-  const n = exec.scenario.iterationInTest;
+  const n = iterationInTest();
   if (n >= insertCount) return; // the open model's bound
   tagIteration("insert");
   args[0] = keyName(insertStart + n);

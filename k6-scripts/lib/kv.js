@@ -6,12 +6,11 @@
 // KEY_BYTES; values VALUE_BYTES random bytes, the first 6 the index.
 // The load writes indexes 0.. in order; the read workloads read (and update)
 // indexes of [0, MAX_WRITTEN_KEY) that a load run wrote under KEY_PREFIX.
-import exec from "k6/execution";
 import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
 import { open, nodeFor, checkReachable, ensure, errorMessage } from "./db.js";
 import { paddedKeyMaker, randomValueMaker } from "./keys.js";
 import { attempt, tagIteration, rowsWritten, keysMissing } from "./metrics.js";
-import { options as runOptions, testid } from "./run.js";
+import { options as runOptions, testid, iterationInTest } from "./run.js";
 import { summaryHandler } from "./summary.js";
 
 const PREFIX = { pattern: /^[A-Za-z0-9_.-]{1,64}$/, hint: "1-64 letters, digits, . _ -" };
@@ -114,7 +113,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
     if (load) {
       // iterationInTest is unique across VUs and execution segments: no two
       // iterations write one key. In the open model the bound is checked here.
-      const n = exec.scenario.iterationInTest;
+      const n = iterationInTest();
       if (bound && n >= bound) return;
       tagIteration("insert");
       write("insert", insert, n * opSize);
