@@ -29,6 +29,8 @@ from tests.stack import BIN, PG_BIN, REPO, Postgres
 
 ROWS = 200_000
 PREFIX = "bench"
+YCSB_RECORDS = 50_000
+YCSB_FIELDS = ", ".join(f"field{i}" for i in range(10))
 console = Console()
 
 
@@ -98,11 +100,29 @@ def load_table(pg: Postgres) -> None:
     pg.query("VACUUM ANALYZE postgresqlkeyvalue")
 
 
+def load_ycsb(pg: Postgres) -> None:
+    """usertable as k6's ycsb-load writes it (YCSB's hashed keys), and the
+    same rows under `user<n>` keys for pgbench, which cannot hash."""
+    k6(pg, "ycsb-load", "pgx", 16, 600, RECORD_COUNT=YCSB_RECORDS)
+    pg.query("DROP TABLE IF EXISTS usertable_pgbench")
+    pg.query("CREATE TABLE usertable_pgbench (LIKE usertable INCLUDING ALL)")
+    pg.query(f"INSERT INTO usertable_pgbench SELECT 'user' || n, {', '.join(['repeat(md5(n::text), 3)'] * 10)} "
+             f"FROM generate_series(0, {YCSB_RECORDS - 1}) n")
+    pg.query("VACUUM ANALYZE usertable")
+    pg.query("VACUUM ANALYZE usertable_pgbench")
+
+
 # The same statements for every client: point SELECT by text key; single-row
 # INSERT of a new key with a 64-byte row.
 PGBENCH_SELECT = f"\\set n random(0, {ROWS - 1})\nSELECT k, v FROM postgresqlkeyvalue WHERE k = '{PREFIX}:' || :n;\n"
 PGBENCH_INSERT = ("\\set n random(0, 9000000000000000000)\n"
                   "INSERT INTO postgresqlkeyvalue (k, v) VALUES ('pgb:' || :n, rpad('val:' || :n, 40, 'x'));\n")
+# YCSB workload a: half reads of a whole record, half updates of one field,
+# keys uniform (k6 runs with REQUEST_DISTRIBUTION=uniform to match).
+PGBENCH_YCSB_A = (f"\\set n random(0, {YCSB_RECORDS - 1})\n\\set f random(0, 9)\n\\set r random(1, 100)\n"
+                  f"\\if :r <= 50\nSELECT ycsb_key, {YCSB_FIELDS} FROM usertable_pgbench WHERE ycsb_key = 'user' || :n;\n"
+                  "\\else\nUPDATE usertable_pgbench SET field3 = rpad(:f::text, 100, 'y') WHERE ycsb_key = 'user' || :n;\n"
+                  "\\endif\n")
 
 
 def throughput_table(pg: Postgres, clients: int, seconds: int) -> Table:
@@ -112,6 +132,8 @@ def throughput_table(pg: Postgres, clients: int, seconds: int) -> Table:
     cases = {
         "select": (PGBENCH_SELECT, "sql-selects", {"KEY_PREFIX": PREFIX, "MAX_WRITTEN_KEY": ROWS}),
         "insert": (PGBENCH_INSERT, "sql-inserts", {}),
+        "ycsb-a": (PGBENCH_YCSB_A, "ycsb",
+                   {"YCSB_WORKLOAD": "a", "REQUEST_DISTRIBUTION": "uniform", "RECORD_COUNT": YCSB_RECORDS}),
     }
     for name, (script, workload, knobs) in cases.items():
         console.log(f"{name}: pgbench")
@@ -147,6 +169,7 @@ def main() -> None:
     pg = Postgres.start(max_connections=max([200, *vus_list]) + 50)
     try:
         load_table(pg)
+        load_ycsb(pg)
         console.print(throughput_table(pg, a.clients, a.seconds))
         if vus_list:
             console.print(memory_table(pg, vus_list, min(a.seconds, 10)))
