@@ -150,12 +150,16 @@ def throughput_table(pg: Postgres, clients: int, seconds: int) -> Table:
 
 def memory_table(pg: Postgres, vus_list: list[int], seconds: int) -> Table:
     table = Table(title="k6 memory: peak RSS with N VUs, each holding a pgx connection (sql-selects)")
-    for col in ("VUs", "k6 peak RSS MB", "KB per VU"):
+    for col in ("VUs", "k6 peak RSS MB", "RSS / VUs KB", "KB per added VU"):
         table.add_column(col, justify="right")
+    previous = None
     for vus in vus_list:
         console.log(f"memory: {vus} VUs")
         m = k6(pg, "sql-selects", "pgx", vus, seconds, KEY_PREFIX=PREFIX, MAX_WRITTEN_KEY=ROWS)
-        table.add_row(str(vus), f"{m.max_rss_kb / 1024:,.0f}", f"{m.max_rss_kb / vus:,.0f}")
+        # The marginal cost is what sizing needs: RSS / VUs includes k6's own base.
+        added = f"{(m.max_rss_kb - previous[1]) / (vus - previous[0]):,.0f}" if previous else "-"
+        table.add_row(str(vus), f"{m.max_rss_kb / 1024:,.0f}", f"{m.max_rss_kb / vus:,.0f}", added)
+        previous = (vus, m.max_rss_kb)
     return table
 
 
