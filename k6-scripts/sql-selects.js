@@ -6,7 +6,7 @@
 //   MAX_WRITTEN_KEY  how many keys that run wrote contiguously from 0
 //   TABLE, YSQL_NODES, DB_USER, DB_NAME, VUS, DURATION as in sql-inserts.js
 import { identifier, int, str, required, connection } from "./lib/config.js";
-import { open, nodeFor, checkReachable } from "./lib/db.js";
+import { open, nodeFor, checkReachable, requireKey } from "./lib/db.js";
 import { key, uniformIndex } from "./lib/keys.js";
 import { attempt, tagIteration, keysMissing } from "./lib/metrics.js";
 import { summaryHandler } from "./lib/summary.js";
@@ -25,17 +25,7 @@ const select = `SELECT k, v FROM ${table} WHERE k = $1`;
 
 export function setup() {
   checkReachable(conn);
-  // Read-only: the table must exist and hold the last key we will ask for.
-  const last = key(keyPrefix, maxWrittenKey - 1);
-  let rows;
-  try {
-    rows = db.query(select, last);
-  } catch (e) {
-    throw new Error(`cannot read ${table}: ${String(e.message).replace(/^GoError: /, "")}`);
-  }
-  if (rows.length !== 1) {
-    throw new Error(`key ${last} is not in ${table}: check KEY_PREFIX and MAX_WRITTEN_KEY against the insert run`);
-  }
+  requireKey(db, table, select, key(keyPrefix, maxWrittenKey - 1));
 }
 
 export default function () {

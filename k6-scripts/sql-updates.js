@@ -8,7 +8,7 @@
 //   WRITE_PERCENT    share of updates, percent (50: one reader, one writer)
 //   TABLE            (postgresqlkeyvalue), and the common knobs (README)
 import { identifier, int, number, str, required, connection } from "./lib/config.js";
-import { open, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
+import { open, nodeFor, checkReachable, requireKey } from "./lib/db.js";
 import { key, uniformIndex } from "./lib/keys.js";
 import { attempt, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
 import { options as runOptions } from "./lib/run.js";
@@ -29,14 +29,7 @@ const update = `UPDATE ${table} SET v = $1 WHERE k = $2`;
 
 export function setup() {
   checkReachable(conn);
-  const last = key(keyPrefix, maxWrittenKey - 1);
-  let rows;
-  try {
-    rows = db.query(select, last);
-  } catch (e) {
-    throw new Error(`cannot read ${table}: ${errorMessage(e)}`);
-  }
-  if (rows.length !== 1) throw new Error(`key ${last} is not in ${table}: check KEY_PREFIX and MAX_WRITTEN_KEY against the insert run`);
+  requireKey(db, table, select, key(keyPrefix, maxWrittenKey - 1));
 }
 
 export default function () {

@@ -4,7 +4,6 @@ runs the project's prometheus.yml and also scrapes node_exporter."""
 
 from __future__ import annotations
 
-import re
 import uuid
 
 import pytest

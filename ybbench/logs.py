@@ -10,15 +10,11 @@ import urllib.error
 import urllib.request
 
 from .errors import UserError
+from .services import check_ready
 
 
 def check_loki(url: str) -> None:
-    try:
-        with urllib.request.urlopen(f"{url.rstrip('/')}/ready", timeout=5) as r:
-            if r.status != 200:
-                raise UserError(f"Loki at {url} is not ready (HTTP {r.status})")
-    except (urllib.error.URLError, OSError) as e:
-        raise UserError(f"Loki at {url} is not reachable: {getattr(e, 'reason', e)}") from None
+    check_ready("Loki", url, "/ready")
 
 
 def push(url: str, labels: dict[str, str], lines: list[tuple[int, str]]) -> None:

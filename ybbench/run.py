@@ -12,13 +12,12 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import logs
 from .errors import UserError
+from .services import check_ready
 from .files import staged_dir, write_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,12 +54,7 @@ def k6_binary() -> str:
 
 
 def check_prometheus(url: str) -> None:
-    try:
-        with urllib.request.urlopen(f"{url.rstrip('/')}/-/ready", timeout=5) as r:
-            if r.status != 200:
-                raise UserError(f"Prometheus at {url} is not ready (HTTP {r.status})")
-    except (urllib.error.URLError, OSError) as e:
-        raise UserError(f"Prometheus at {url} is not reachable: {getattr(e, 'reason', e)}") from None
+    check_ready("Prometheus", url, "/-/ready")
 
 
 @dataclass

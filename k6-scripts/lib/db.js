@@ -63,6 +63,20 @@ export function ensure(db, ddl) {
   }
 }
 
+// Read workloads ask only for keys a load wrote: before any load, the table
+// must hold the last of them, or the run stops saying what to check.
+export function requireKey(db, table, select, k) {
+  let rows;
+  try {
+    rows = db.query(select, k);
+  } catch (e) {
+    throw new Error(`cannot read ${table}: ${errorMessage(e)}`);
+  }
+  if (rows.length !== 1) {
+    throw new Error(`key ${k} is not in ${table}: check KEY_PREFIX and MAX_WRITTEN_KEY against the insert run`);
+  }
+}
+
 export function errorMessage(e) {
   return String((e && e.message) || e).replace(/^GoError: /, "");
 }
