@@ -1,7 +1,8 @@
 // handleSummary for every workload: a short per-operation table on stdout
 // (returning from handleSummary replaces k6's own text summary) and the
-// same numbers as JSON in SUMMARY_JSON (default summary-<testid>.json), for
-// scripts. --summary-export keeps working beside it.
+// same numbers as JSON in SUMMARY_JSON when it is set (`ybbench run` sets
+// it; a plain `k6 run` leaves the working folder alone). --summary-export
+// keeps working beside it.
 import exec from "k6/execution";
 import { str } from "./config.js";
 
@@ -81,7 +82,8 @@ export function text(d) {
 export function summaryHandler(workload) {
   return (data) => {
     const d = digest(data, workload);
-    const path = jsonPath || `summary-${d.testid}.json`;
-    return { stdout: text(d), [path]: JSON.stringify({ ...d, k6: data.metrics }, null, 1) };
+    const out = { stdout: text(d) };
+    if (jsonPath) out[jsonPath] = JSON.stringify({ ...d, k6: data.metrics }, null, 1);
+    return out;
   };
 }
