@@ -4,48 +4,49 @@
 // Everything here is O(1) memory: no key lists, whatever RECORD_COUNT.
 
 // FNV-1a 64 of a key number's 8 bytes, low byte first, as YCSB hashes key
-// numbers. Four 16-bit limbs (low first) in plain numbers: sobek's BigInt
-// is about 10x slower. The result stays in `h` to avoid an allocation.
-const h = [0, 0, 0, 0];
+// numbers, in two 32-bit halves of plain numbers (sobek's BigInt is ~10x
+// slower, and every operation counts: this runs for every request). The
+// result stays in hHi/hLo to avoid an allocation.
+let hHi = 0, hLo = 0;
+const TWO32 = 4294967296;
 
 function fnv(n) {
-  let h0 = 0x2325, h1 = 0x8422, h2 = 0x9ce4, h3 = 0xcbf2; // offset basis 0xcbf29ce484222325
+  let hi = 0xcbf29ce4, lo = 0x84222325; // offset basis
+  let nLo = n % TWO32, nHi = Math.floor(n / TWO32);
   for (let i = 0; i < 8; i++) {
-    h0 ^= n % 256;
-    n = Math.floor(n / 256);
-    // h * prime (2^40 + 0x1b3) mod 2^64: h * 0x1b3 plus h shifted by 40 bits.
-    const t0 = h0 * 0x1b3;
-    const t1 = h1 * 0x1b3 + Math.floor(t0 / 65536);
-    const t2 = h2 * 0x1b3 + Math.floor(t1 / 65536) + ((h0 & 0xff) << 8);
-    const t3 = h3 * 0x1b3 + Math.floor(t2 / 65536) + (h0 >>> 8) + ((h1 & 0xff) << 8);
-    h0 = t0 & 0xffff;
-    h1 = t1 & 0xffff;
-    h2 = t2 & 0xffff;
-    h3 = t3 & 0xffff;
+    let b;
+    if (i < 4) { b = nLo & 0xff; nLo >>>= 8; } else { b = nHi & 0xff; nHi >>>= 8; }
+    const x = (lo ^ b) >>> 0;
+    // h * prime mod 2^64, prime = 2^40 + 0x1b3: x * 0x1b3 is exact in a
+    // double (< 2^41); its carry, hi * 0x1b3 and x << 40 land in the high half.
+    const m = x * 0x1b3;
+    lo = m >>> 0;
+    hi = (Math.imul(hi, 0x1b3) + Math.floor(m / TWO32) + (x << 8)) >>> 0;
   }
   // Java's Math.abs of the signed 64-bit result.
-  if (h3 & 0x8000) {
-    let c = 1;
-    let x = (~h0 & 0xffff) + c; h0 = x & 0xffff; c = x >>> 16;
-    x = (~h1 & 0xffff) + c; h1 = x & 0xffff; c = x >>> 16;
-    x = (~h2 & 0xffff) + c; h2 = x & 0xffff; c = x >>> 16;
-    h3 = ((~h3 & 0xffff) + c) & 0xffff;
+  if (hi & 0x80000000) {
+    lo = (~lo + 1) >>> 0;
+    hi = (~hi + (lo === 0 ? 1 : 0)) >>> 0;
   }
-  h[0] = h0; h[1] = h1; h[2] = h2; h[3] = h3;
+  hHi = hi;
+  hLo = lo;
 }
 
-// The hash in decimal, as Long.toString: base-10000 digits by long division.
+// The hash in decimal, as Long.toString: base-100000 digits by long
+// division of the two halves (every intermediate stays below 2^53).
 function hashDecimal() {
-  let a3 = h[3], a2 = h[2], a1 = h[1], a0 = h[0];
+  let hi = hHi, lo = hLo;
   let out = "";
-  while (a3 || a2 || a1 || a0 >= 10000) {
-    let r = a3 % 10000; a3 = Math.floor(a3 / 10000);
-    r = r * 65536 + a2; a2 = Math.floor(r / 10000); r %= 10000;
-    r = r * 65536 + a1; a1 = Math.floor(r / 10000); r %= 10000;
-    r = r * 65536 + a0; a0 = Math.floor(r / 10000); r %= 10000;
-    out = (r < 10 ? "000" : r < 100 ? "00" : r < 1000 ? "0" : "") + r + out;
+  while (hi) {
+    const q1 = Math.floor(hi / 100000);
+    const t = (hi - q1 * 100000) * TWO32 + lo;
+    const q0 = Math.floor(t / 100000);
+    const r = t - q0 * 100000;
+    out = (r < 10 ? "0000" : r < 100 ? "000" : r < 1000 ? "00" : r < 10000 ? "0" : "") + r + out;
+    hi = q1;
+    lo = q0;
   }
-  return a0 + out;
+  return lo + out;
 }
 
 // YCSB's key name (insertorder=hashed, zeropadding=1): "user" + hash.
@@ -57,10 +58,8 @@ export function keyName(keynum) {
 // fnvhash64(n) % m, for m below 2^37 (products stay exact in doubles).
 export function hashMod(n, m) {
   fnv(n);
-  let r = h[3] % m;
-  r = (r * 65536 + h[2]) % m;
-  r = (r * 65536 + h[1]) % m;
-  return (r * 65536 + h[0]) % m;
+  const r = ((hHi % m) * 65536 + (hLo >>> 16)) % m;
+  return (r * 65536 + (hLo & 0xffff)) % m;
 }
 
 // zeta(n, theta) = sum of 1/i^theta for i in 1..n: summed up to 1000, then
