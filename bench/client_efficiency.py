@@ -30,6 +30,8 @@ from tests.stack import BIN, PG_BIN, REPO, Postgres
 ROWS = 200_000
 PREFIX = "bench"
 YCSB_RECORDS = 50_000
+KV_PREFIX = "kvb"  # the large-dataset table: 50-byte keys, 256-byte values
+KV_KEY = f"'{KV_PREFIX}:' || lpad(n::text, {50 - len(KV_PREFIX) - 1}, '0')"
 YCSB_FIELDS = ", ".join(f"field{i}" for i in range(10))
 console = Console()
 
@@ -98,6 +100,12 @@ def load_table(pg: Postgres) -> None:
     pg.query(f"INSERT INTO postgresqlkeyvalue SELECT '{PREFIX}:' || n, 'val:' || n "
              f"FROM generate_series(0, {ROWS - 1}) n")
     pg.query("VACUUM ANALYZE postgresqlkeyvalue")
+    # keyvalue as kv-load writes it (seeds 001, 004), for the kv reads.
+    pg.query("DROP TABLE IF EXISTS keyvalue")
+    pg.query("CREATE TABLE keyvalue (k text PRIMARY KEY, v bytea)")
+    pg.query(f"INSERT INTO keyvalue SELECT {KV_KEY}, decode(repeat(md5(n::text), 16), 'hex') "
+             f"FROM generate_series(0, {ROWS - 1}) n")
+    pg.query("VACUUM ANALYZE keyvalue")
 
 
 def load_ycsb(pg: Postgres) -> None:
@@ -117,6 +125,12 @@ def load_ycsb(pg: Postgres) -> None:
 PGBENCH_SELECT = f"\\set n random(0, {ROWS - 1})\nSELECT k, v FROM postgresqlkeyvalue WHERE k = '{PREFIX}:' || :n;\n"
 PGBENCH_INSERT = ("\\set n random(0, 9000000000000000000)\n"
                   "INSERT INTO postgresqlkeyvalue (k, v) VALUES ('pgb:' || :n, rpad('val:' || :n, 40, 'x'));\n")
+PGBENCH_KV_READ = (f"\\set n random(0, {ROWS - 1})\n"
+                   f"SELECT k, v FROM keyvalue WHERE k = {KV_KEY.replace('n::text', ':n::text')};\n")
+PGBENCH_KV_LOAD = ("\\set n random(0, 9000000000000000000)\n"
+                   "INSERT INTO keyvalue (k, v) VALUES (lpad(:n::text, 50, 'p'), decode(repeat(md5(:n::text), 16), 'hex'));\n")
+PGBENCH_YCSB_C = (f"\\set n random(0, {YCSB_RECORDS - 1})\n"
+                  f"SELECT ycsb_key, {YCSB_FIELDS} FROM usertable_pgbench WHERE ycsb_key = 'user' || :n;\n")
 # YCSB workload a: half reads of a whole record, half updates of one field,
 # keys uniform (k6 runs with REQUEST_DISTRIBUTION=uniform to match).
 PGBENCH_YCSB_A = (f"\\set n random(0, {YCSB_RECORDS - 1})\n\\set f random(0, 9)\n\\set r random(1, 100)\n"
@@ -129,11 +143,15 @@ def throughput_table(pg: Postgres, clients: int, seconds: int) -> Table:
     table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, {seconds} s each")
     for col in ("workload", "client", "ops/s", "client CPU µs/op", "× pgbench"):
         table.add_column(col, justify="right" if col not in ("workload", "client") else "left")
+    ycsb = {"REQUEST_DISTRIBUTION": "uniform", "RECORD_COUNT": YCSB_RECORDS}
+    # name: (pgbench script, k6 workload, its knobs); writers get a fresh KEY_PREFIX per run.
     cases = {
         "select": (PGBENCH_SELECT, "sql-selects", {"KEY_PREFIX": PREFIX, "MAX_WRITTEN_KEY": ROWS}),
         "insert": (PGBENCH_INSERT, "sql-inserts", {}),
-        "ycsb-a": (PGBENCH_YCSB_A, "ycsb",
-                   {"YCSB_WORKLOAD": "a", "REQUEST_DISTRIBUTION": "uniform", "RECORD_COUNT": YCSB_RECORDS}),
+        "kv-random-read": (PGBENCH_KV_READ, "kv-random-read", {"KEY_PREFIX": KV_PREFIX, "MAX_WRITTEN_KEY": ROWS}),
+        "kv-load": (PGBENCH_KV_LOAD, "kv-load", {}),
+        "ycsb-a": (PGBENCH_YCSB_A, "ycsb", dict(ycsb, YCSB_WORKLOAD="a")),
+        "ycsb-c": (PGBENCH_YCSB_C, "ycsb", dict(ycsb, YCSB_WORKLOAD="c")),
     }
     for name, (script, workload, knobs) in cases.items():
         console.log(f"{name}: pgbench")
@@ -141,7 +159,8 @@ def throughput_table(pg: Postgres, clients: int, seconds: int) -> Table:
         rows = [("pgbench -M prepared", ref)]
         for driver, label in (("postgres", "k6 + xk6-sql + lib/pq"), ("pgx", "k6 + xk6-sql + pgx")):
             console.log(f"{name}: {label}")
-            extra = dict(knobs, KEY_PREFIX=f"k6{driver}{int(time.time())}") if workload == "sql-inserts" else knobs
+            writes = workload in ("sql-inserts", "kv-load")
+            extra = dict(knobs, KEY_PREFIX=f"k6{driver}{int(time.time())}") if writes else knobs
             rows.append((label, k6(pg, workload, driver, clients, seconds, **extra)))
         for label, m in rows:
             table.add_row(name, label, f"{m.rate:,.0f}", f"{m.us_per_op:.1f}", f"{m.us_per_op / ref.us_per_op:.2f}")

@@ -128,15 +128,20 @@ export function chooser(distribution, recordCount, theta) {
 }
 
 // Field values: random printable ASCII (YCSB's RandomByteIterator makes
-// characters from ' ' upwards). One pool per VU, values cut from it.
-export function fieldMaker(length, poolChars = 65536) {
+// characters from ' ' upwards). One pool per VU, values cut from it. The
+// pool is made with typed arrays and one native call per chunk: a JS call
+// per character made each VU's first update take seconds.
+export function fieldMaker(length, poolChars = 16384) {
   const bytes = new Uint8Array(poolChars + length);
   for (let off = 0; off < bytes.length; off += 65536) {
     crypto.getRandomValues(bytes.subarray(off, Math.min(off + 65536, bytes.length)));
   }
-  const chars = [];
-  for (let i = 0; i < bytes.length; i++) chars.push(String.fromCharCode(32 + (bytes[i] % 95)));
-  const pool = chars.join("");
+  for (let i = 0; i < bytes.length; i++) bytes[i] = 32 + (bytes[i] % 95);
+  const parts = [];
+  for (let off = 0; off < bytes.length; off += 4096) {
+    parts.push(String.fromCharCode.apply(null, bytes.subarray(off, off + 4096)));
+  }
+  const pool = parts.join("");
   return () => {
     const off = Math.floor(Math.random() * poolChars);
     return pool.substring(off, off + length);
