@@ -35,21 +35,29 @@ export function paddedKeyMaker(prefix, width) {
 }
 
 // Incompressible values of `size` bytes (yb-sample-apps --value_size: random
-// bytes) without making one per write: each VU fills a pool of random bytes
-// once and hands out consecutive, non-overlapping views of it (restarting at
-// a random shift when it wraps), the first 6 bytes stamped with the row's
-// index (big-endian) so that a value can be traced to its key. A VU repeats
-// a window only after poolBytes / size writes, far apart in any storage
-// block, so the data stays incompressible to the storage engine.
+// bytes) without a random draw per write: each VU hands out consecutive
+// views of a pool of random bytes, the first 6 bytes stamped with the row's
+// index (big-endian) so that a value can be traced to its key. Two pools take
+// turns: when one is used up the VU moves to the other and refills it with
+// fresh random bytes (one native call per 64 KB), so no value repeats. A
+// pool holds at least one statement's values (poolBytes >= OP_SIZE x size),
+// so a statement's views are never refilled before it has been sent.
 export function randomValueMaker(size, poolBytes = 65536) {
-  const pool = new Uint8Array(poolBytes + 2 * size);
-  for (let off = 0; off < pool.length; off += 65536) {
-    crypto.getRandomValues(pool.subarray(off, Math.min(off + 65536, pool.length)));
-  }
-  let cursor = Math.floor(Math.random() * size);
+  const bytes = Math.max(poolBytes, size);
+  const pools = [new Uint8Array(bytes), new Uint8Array(bytes)];
+  const fill = (p) => {
+    for (let off = 0; off < p.length; off += 65536) crypto.getRandomValues(p.subarray(off, Math.min(off + 65536, p.length)));
+  };
+  fill(pools[0]);
+  let current = 0;
+  let cursor = 0;
   return (index) => {
-    if (cursor + size > pool.length) cursor = Math.floor(Math.random() * size);
-    const v = pool.subarray(cursor, cursor + size);
+    if (cursor + size > bytes) {
+      current ^= 1;
+      fill(pools[current]);
+      cursor = 0;
+    }
+    const v = pools[current].subarray(cursor, cursor + size);
     cursor += size;
     let x = index;
     for (let i = Math.min(size, 6) - 1; i >= 0; i--) {

@@ -107,8 +107,8 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   function run(data) {
     if (!key) {
       key = paddedKeyMaker(data.prefix, keyBytes);
-      // Room for a whole statement's values without reusing a window.
-      value = randomValueMaker(valueBytes, Math.max(65536, 2 * opSize * valueBytes));
+      // Each of its two pools holds a whole statement's values.
+      value = randomValueMaker(valueBytes, Math.max(65536, opSize * valueBytes));
     }
     if (load) {
       // iterationInTest is unique across VUs and execution segments: no two
