@@ -4,7 +4,9 @@ PostgreSQL, in one run. A benchmark, not a test: it prints a table.
     python3 -m bench.client_efficiency [--seconds 20] [--clients 16] [--memory-vus 400,2400]
 
 For each workload, every client runs the same statements against the same
-table for the same time with the same concurrency; a client's CPU (user +
+table for the same time with the same concurrency (kv-recent-read-heavy runs
+kv-read-heavy's statements, sql-secondary-index sql-inserts' plus an index,
+ycsb-analytic one scan per operation: they add no row here); a client's CPU (user +
 system, from wait4 on its process) divided by the operations it completed
 gives µs per operation. pgbench -M prepared is the reference, measured in
 the same run. Memory: k6's peak RSS with N VUs each holding a connection.
@@ -90,7 +92,8 @@ def k6(pg: Postgres, workload: str, driver: str, clients: int, seconds: int, **k
     ops = metrics["iterations"]["count"]  # one statement per iteration
     errors = metrics.get("ybbench_errors", {}).get("count", 0)
     if errors:
-        raise RuntimeError(f"{workload} with {driver}: {errors} SQL errors")
+        by_class = {k: v["count"] for k, v in metrics.items() if k.startswith("ybbench_errors{") and v.get("count")}
+        raise RuntimeError(f"{workload} with {driver}, {clients} VUs: {errors} SQL errors {by_class}")
     return Measure(ops, ops / metrics["iterations"]["rate"], cpu, rss)
 
 
@@ -129,6 +132,15 @@ PGBENCH_KV_READ = (f"\\set n random(0, {ROWS - 1})\n"
                    f"SELECT k, v FROM keyvalue WHERE k = {KV_KEY.replace('n::text', ':n::text')};\n")
 PGBENCH_KV_LOAD = ("\\set n random(0, 9000000000000000000)\n"
                    "INSERT INTO keyvalue (k, v) VALUES (lpad(:n::text, 50, 'p'), decode(repeat(md5(:n::text), 16), 'hex'));\n")
+# Half updates, half reads of the sql-inserts table (yb-sample-apps SqlUpdates).
+PGBENCH_SQL_UPDATES = (f"\\set n random(0, {ROWS - 1})\n\\set r random(1, 100)\n"
+                       f"\\if :r <= 50\nUPDATE postgresqlkeyvalue SET v = 'val:' || :n || ':1' WHERE k = '{PREFIX}:' || :n;\n"
+                       f"\\else\nSELECT k, v FROM postgresqlkeyvalue WHERE k = '{PREFIX}:' || :n;\n\\endif\n")
+# Seed 001's read-heavy mix: 0.5% updates of a 256-byte value, the rest reads.
+PGBENCH_KV_READ_HEAVY = (f"\\set n random(0, {ROWS - 1})\n\\set r random(1, 1000)\n"
+                         f"\\if :r <= 5\nUPDATE keyvalue SET v = decode(repeat(md5(:n::text), 16), 'hex') "
+                         f"WHERE k = {KV_KEY.replace('n::text', ':n::text')};\n"
+                         f"\\else\nSELECT k, v FROM keyvalue WHERE k = {KV_KEY.replace('n::text', ':n::text')};\n\\endif\n")
 PGBENCH_YCSB_C = (f"\\set n random(0, {YCSB_RECORDS - 1})\n"
                   f"SELECT ycsb_key, {YCSB_FIELDS} FROM usertable_pgbench WHERE ycsb_key = 'user' || :n;\n")
 # YCSB workload a: half reads of a whole record, half updates of one field,
@@ -139,7 +151,7 @@ PGBENCH_YCSB_A = (f"\\set n random(0, {YCSB_RECORDS - 1})\n\\set f random(0, 9)\
                   "\\endif\n")
 
 
-def throughput_table(pg: Postgres, clients: int, seconds: int) -> Table:
+def throughput_table(pg: Postgres, clients: int, seconds: int, only: list[str] | None) -> Table:
     table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, {seconds} s each")
     for col in ("workload", "client", "ops/s", "client CPU µs/op", "× pgbench"):
         table.add_column(col, justify="right" if col not in ("workload", "client") else "left")
@@ -148,12 +160,16 @@ def throughput_table(pg: Postgres, clients: int, seconds: int) -> Table:
     cases = {
         "select": (PGBENCH_SELECT, "sql-selects", {"KEY_PREFIX": PREFIX, "MAX_WRITTEN_KEY": ROWS}),
         "insert": (PGBENCH_INSERT, "sql-inserts", {}),
+        "sql-updates": (PGBENCH_SQL_UPDATES, "sql-updates", {"KEY_PREFIX": PREFIX, "MAX_WRITTEN_KEY": ROWS}),
         "kv-random-read": (PGBENCH_KV_READ, "kv-random-read", {"KEY_PREFIX": KV_PREFIX, "MAX_WRITTEN_KEY": ROWS}),
+        "kv-read-heavy": (PGBENCH_KV_READ_HEAVY, "kv-read-heavy", {"KEY_PREFIX": KV_PREFIX, "MAX_WRITTEN_KEY": ROWS}),
         "kv-load": (PGBENCH_KV_LOAD, "kv-load", {}),
         "ycsb-a": (PGBENCH_YCSB_A, "ycsb", dict(ycsb, YCSB_WORKLOAD="a")),
         "ycsb-c": (PGBENCH_YCSB_C, "ycsb", dict(ycsb, YCSB_WORKLOAD="c")),
     }
     for name, (script, workload, knobs) in cases.items():
+        if only is not None and name not in only:
+            continue
         console.log(f"{name}: pgbench")
         ref = pgbench(pg, script, clients, seconds)
         rows = [("pgbench -M prepared", ref)]
@@ -187,13 +203,16 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--memory-vus", default="400,2400", help="VU counts for the memory table ('' to skip)")
+    ap.add_argument("--cases", help="comma-separated rows of the throughput table to run ('' for none; default all)")
     a = ap.parse_args()
     vus_list = [int(v) for v in a.memory_vus.split(",") if v]
     pg = Postgres.start(max_connections=max([200, *vus_list]) + 50)
     try:
         load_table(pg)
         load_ycsb(pg)
-        console.print(throughput_table(pg, a.clients, a.seconds))
+        only = None if a.cases is None else [c for c in a.cases.split(",") if c]
+        if only != []:
+            console.print(throughput_table(pg, a.clients, a.seconds, only))
         if vus_list:
             console.print(memory_table(pg, vus_list, min(a.seconds, 10)))
     finally:
