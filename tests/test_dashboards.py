@@ -75,7 +75,7 @@ def test_rates_use_rate_interval_or_a_recording_rule():
 
 def _k6_open_model(testid: str, prometheus_url: str) -> None:
     env = dict(os.environ, K6_PROMETHEUS_RW_SERVER_URL=f"{prometheus_url}/api/v1/write",
-               K6_PROMETHEUS_RW_PUSH_INTERVAL="1s", K6_PROMETHEUS_RW_TREND_STATS="p(99)")
+               K6_PROMETHEUS_RW_PUSH_INTERVAL="1s", K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM="true")
     subprocess.run([str(BIN / "k6"), "run", "--quiet", "--no-summary", "--tag", f"testid={testid}",
                     "-o", "experimental-prometheus-rw", str(REPO / "tests" / "k6" / "dropped_iterations.js")],
                    check=True, capture_output=True, env=env, timeout=120)

@@ -89,15 +89,18 @@ def test_prometheus_holds_the_run_and_agrees_with_the_k6_summary(runs, prometheu
     assert t1 - t0 >= 4, f"too few pushes to measure a rate: {samples}"
     prom_rate = (v1 - v0) / (t1 - t0)
     assert prom_rate == pytest.approx(summary["rate"], rel=0.10), (prom_rate, summary["rate"])
-    # Latency trends arrive as p99 etc. in seconds, tagged with the run.
-    p99 = prometheus.query(f'k6_iteration_duration_p99{{testid="{testid}", op="{op}"}}')
+    # Latency arrives as a native histogram in seconds, tagged with the run;
+    # its count is the statements counted.
+    count = prometheus.query(f'histogram_count(sum(k6_iteration_duration_seconds{{testid="{testid}", op="{op}"}}))')
+    assert float(count[0]["value"][1]) == summary["count"]
+    p99 = prometheus.query(f'histogram_quantile(0.99, sum(rate(k6_iteration_duration_seconds{{testid="{testid}", op="{op}"}}[1m])))')
     assert p99 and 0 < float(p99[0]["value"][1]) < 1
 
 
 def test_every_k6_series_carries_the_testid(runs, prometheus):
     testid = runs["inserts"].folder.name
     names = {r["metric"]["__name__"] for r in prometheus.query(f'{{__name__=~"k6_.+", testid="{testid}"}}')}
-    assert {"k6_iterations_total", "k6_iteration_duration_p99", "k6_vus"} <= names
+    assert {"k6_iterations_total", "k6_iteration_duration_seconds", "k6_vus"} <= names
     untagged = prometheus.query('count({__name__=~"k6_.+", testid=""})')
     assert not untagged, untagged
 

@@ -107,7 +107,9 @@ def run(
         env.update(
             K6_PROMETHEUS_RW_SERVER_URL=f"{prometheus.rstrip('/')}/api/v1/write",
             K6_PROMETHEUS_RW_PUSH_INTERVAL=env.get("K6_PROMETHEUS_RW_PUSH_INTERVAL", "5s"),
-            K6_PROMETHEUS_RW_TREND_STATS=env.get("K6_PROMETHEUS_RW_TREND_STATS", "p(50),p(95),p(99),max,avg"),
+            # Trends as native histograms: percentiles per window in PromQL, and
+            # O(1) memory in k6's output (its p99 stats keep every sample).
+            K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=env.get("K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "true"),
         )
         cmd += ["--out", "experimental-prometheus-rw"]
 

@@ -33,9 +33,10 @@ def build() -> gd.Dashboard:
         .with_panel(k6_panels.ops_per_second())
         .with_panel(k6_panels.latency_percentiles())
         .with_panel(k6_panels.latency_avg_max())
-        .with_panel(timeseries("Iteration duration p95 / p99", "s", [
-            (f"max by (testid, scenario) (k6_iteration_duration_{s}{k})", f"{{{{testid}}}} {{{{scenario}}}} {s}")
-            for s in ("p95", "p99")
+        .with_panel(timeseries("Iteration duration p95 / p99 by scenario", "s", [
+            (f"histogram_quantile({q}, sum by (testid, scenario) (rate(k6_iteration_duration_seconds{k}[{RATE}])))",
+             f"{{{{testid}}}} {{{{scenario}}}} p{name}")
+            for q, name in ((0.95, "95"), (0.99, "99"))
         ]))
         .with_panel(timeseries("Rows written/s", "ops", [
             (f"sum by (testid) (rate(k6_ybbench_rows_written_total{k}[{RATE}]))", "{{testid}}"),

@@ -14,18 +14,24 @@ def ops_per_second(width: int = 12):
     ], description="Statements that succeeded, as the client saw them.", width=width)
 
 
+# k6 sends its trends as Prometheus native histograms
+# (K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM): percentiles over each
+# window, not over the run so far, and O(1) memory in k6's output.
+LATENCY = f"k6_iteration_duration_seconds{{{K6}, op!=''}}"
+
+
 def latency_percentiles(width: int = 12):
-    # k6 writes trend percentiles cumulative since the run started, in s.
     return timeseries("k6 latency p50 / p95 / p99 by operation", "s", [
-        (f"max by (testid, op) (k6_iteration_duration_{stat}{{{K6}, op!=''}})", f"{{{{testid}}}} {{{{op}}}} {stat}")
-        for stat in ("p50", "p95", "p99")
-    ], description="Client-side statement latency; k6 reports each percentile over the run so far.", width=width)
+        (f"histogram_quantile({q}, sum by (testid, op) (rate({LATENCY}[{RATE}])))", f"{{{{testid}}}} {{{{op}}}} p{name}")
+        for q, name in ((0.5, "50"), (0.95, "95"), (0.99, "99"))
+    ], description="Client-side statement latency (k6's iteration_duration, one statement per iteration), "
+                   "percentiles over each interval.", width=width)
 
 
 def latency_avg_max(width: int = 12):
-    return timeseries("k6 latency avg / max by operation", "s", [
-        (f"max by (testid, op) (k6_iteration_duration_{stat}{{{K6}, op!=''}})", f"{{{{testid}}}} {{{{op}}}} {stat}")
-        for stat in ("avg", "max")
+    return timeseries("k6 latency avg / p99.9 by operation", "s", [
+        (f"histogram_avg(sum by (testid, op) (rate({LATENCY}[{RATE}])))", "{{testid}} {{op}} avg"),
+        (f"histogram_quantile(0.999, sum by (testid, op) (rate({LATENCY}[{RATE}])))", "{{testid}} {{op}} p99.9"),
     ], width=width)
 
 
