@@ -10,11 +10,6 @@ import urllib.error
 import urllib.request
 
 from .errors import UserError
-from .services import check_ready
-
-
-def check_loki(url: str) -> None:
-    check_ready("Loki", url, "/ready")
 
 
 def push(url: str, labels: dict[str, str], lines: list[tuple[int, str]]) -> None:

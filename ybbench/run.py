@@ -53,10 +53,6 @@ def k6_binary() -> str:
     return k6
 
 
-def check_prometheus(url: str) -> None:
-    check_ready("Prometheus", url, "/-/ready")
-
-
 @dataclass
 class RunResult:
     testid: str
@@ -94,9 +90,9 @@ def run(
     knobs = parse_settings(list(settings))
     k6 = k6_binary()
     if prometheus:
-        check_prometheus(prometheus)
+        check_ready("Prometheus", prometheus, "/-/ready")
     if loki:
-        logs.check_loki(loki)
+        check_ready("Loki", loki, "/ready")
     final = results / testid
     if final.exists():
         raise UserError(f"{final} exists: a run id is used once")
@@ -123,7 +119,8 @@ def run(
             assert proc.stdout is not None
             for line in proc.stdout:
                 log.write(line)
-                stamped.append((time.time_ns(), line.rstrip("\n")))
+                if loki:
+                    stamped.append((time.time_ns(), line.rstrip("\n")))
                 if not quiet:
                     sys.stdout.write(line)
             code = proc.wait()

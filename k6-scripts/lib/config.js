@@ -94,11 +94,3 @@ export function connection() {
     isolation: oneOf("ISOLATION", "default", ["default", "read_committed", "repeatable_read", "serializable"]),
   };
 }
-
-// How long and how hard: fixed VUs for DURATION (the seeds' closed model).
-export function load() {
-  return {
-    vus: int("VUS", 16, { min: 1, max: 100000 }),
-    duration: duration("DURATION", "30s"),
-  };
-}

@@ -73,7 +73,7 @@ export function requireKey(db, table, select, k) {
     throw new Error(`cannot read ${table}: ${errorMessage(e)}`);
   }
   if (rows.length !== 1) {
-    throw new Error(`key ${k} is not in ${table}: check KEY_PREFIX and MAX_WRITTEN_KEY against the insert run`);
+    throw new Error(`key ${k} is not in ${table}: check KEY_PREFIX and MAX_WRITTEN_KEY against the run that wrote it`);
   }
 }
 

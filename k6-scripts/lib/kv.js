@@ -7,7 +7,7 @@
 // The load writes indexes 0.. in order; the read workloads read (and update)
 // indexes of [0, MAX_WRITTEN_KEY) that a load run wrote under KEY_PREFIX.
 import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
-import { open, nodeFor, checkReachable, ensure, errorMessage } from "./db.js";
+import { open, nodeFor, checkReachable, ensure, requireKey } from "./db.js";
 import { paddedKeyMaker, randomValueMaker } from "./keys.js";
 import { attempt, tagIteration, rowsWritten, keysMissing } from "./metrics.js";
 import { options as runOptions, testid, iterationInTest } from "./run.js";
@@ -66,14 +66,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
       ensure(db, `CREATE TABLE IF NOT EXISTS ${table} (k text PRIMARY KEY, v bytea)`);
     } else {
       // Read workloads need the load's table and its last key.
-      const last = paddedKeyMaker(prefix, keyBytes)(maxWrittenKey - 1);
-      let rows;
-      try {
-        rows = db.query(`SELECT 1 AS found FROM ${table} WHERE k = $1`, last);
-      } catch (e) {
-        throw new Error(`cannot read ${table}: ${errorMessage(e)}`);
-      }
-      if (rows.length !== 1) throw new Error(`key ${last} is not in ${table}: check KEY_PREFIX and MAX_WRITTEN_KEY against the load run`);
+      requireKey(db, table, `SELECT 1 AS found FROM ${table} WHERE k = $1`, paddedKeyMaker(prefix, keyBytes)(maxWrittenKey - 1));
     }
     const iso = db.query("SELECT current_setting('transaction_isolation') AS level")[0].level;
     console.log(`${name}: keys ${prefix}:<n> (${keyBytes} bytes) in ${table}, ${opSize} row(s) per statement, isolation ${iso}`);

@@ -4,7 +4,7 @@
 // retries), and k6 times it with µs precision at no cost to the script.
 // Custom metrics are only for rare events. In Prometheus (remote write):
 //   k6_iterations_total{op}                           statements run
-//   k6_iteration_duration_{p50,p95,p99,max,avg}{op}   latency, seconds
+//   k6_iteration_duration_seconds{op}                 latency, native histogram
 //   k6_ybbench_errors_total{op, sqlstate, sqlstate_class}  failed statements
 //   k6_ybbench_retries_total{op}                      retries (40001, 40P01)
 //   k6_ybbench_rows_written_total, k6_ybbench_keys_missing_total{op}
