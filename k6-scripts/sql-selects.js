@@ -6,7 +6,7 @@
 //   MAX_WRITTEN_KEY  how many keys that run wrote contiguously from 0
 //   TABLE, YSQL_NODES, DB_USER, DB_NAME, VUS, DURATION as in sql-inserts.js
 import { identifier, int, str, required, connection } from "./lib/config.js";
-import { open, nodeFor, checkReachable, requireKey } from "./lib/db.js";
+import { open, runners, nodeFor, checkReachable, requireKey } from "./lib/db.js";
 import { key, uniformIndex } from "./lib/keys.js";
 import { attempt, tagIteration, keysMissing } from "./lib/metrics.js";
 import { summaryHandler } from "./lib/summary.js";
@@ -22,6 +22,8 @@ export const handleSummary = summaryHandler("sql-selects");
 
 const db = open(conn, nodeFor(conn, __VU));
 const select = `SELECT k, v FROM ${table} WHERE k = $1`;
+const sql = runners(db);
+const params = [""];
 
 export function setup() {
   checkReachable(conn);
@@ -30,8 +32,8 @@ export function setup() {
 
 export default function () {
   tagIteration("select");
-  const k = key(keyPrefix, uniformIndex(maxWrittenKey));
-  const rows = attempt("select", () => db.query(select, k));
+  params[0] = key(keyPrefix, uniformIndex(maxWrittenKey));
+  const rows = attempt("select", sql.query, select, params);
   if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
 }
 

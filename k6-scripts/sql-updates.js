@@ -8,9 +8,9 @@
 //   WRITE_PERCENT    share of updates, percent (50: one reader, one writer)
 //   TABLE            (postgresqlkeyvalue), and the common knobs (README)
 import { identifier, int, number, str, required, connection } from "./lib/config.js";
-import { open, nodeFor, checkReachable, requireKey } from "./lib/db.js";
+import { open, runners, nodeFor, checkReachable, requireKey } from "./lib/db.js";
 import { key, uniformIndex } from "./lib/keys.js";
-import { attempt, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
+import { attempt, tagIteration, keysMissing } from "./lib/metrics.js";
 import { options as runOptions } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 
@@ -26,6 +26,8 @@ export const handleSummary = summaryHandler("sql-updates");
 const db = open(conn, nodeFor(conn, __VU));
 const select = `SELECT k, v FROM ${table} WHERE k = $1`;
 const update = `UPDATE ${table} SET v = $1 WHERE k = $2`;
+const sql = runners(db);
+const updateParams = ["", ""], selectParams = [""];
 
 export function setup() {
   checkReachable(conn);
@@ -37,13 +39,14 @@ export default function () {
   const k = key(keyPrefix, n);
   if (Math.random() * 100 < writePercent) {
     tagIteration("update");
-    const r = attempt("update", () => db.exec(update, `val:${n}:${Date.now()}`, k));
-    if (r === undefined) return;
-    rowsWritten.add(r.rowsAffected());
-    if (r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
+    updateParams[0] = `val:${n}:${Date.now()}`;
+    updateParams[1] = k;
+    const r = attempt("update", sql.exec, update, updateParams);
+    if (r !== undefined && r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
   } else {
     tagIteration("select");
-    const rows = attempt("select", () => db.query(select, k));
+    selectParams[0] = k;
+    const rows = attempt("select", sql.query, select, selectParams);
     if (rows !== undefined && (rows.length !== 1 || !rows[0].v.startsWith(`val:${n}`))) keysMissing.add(1, { op: "select" });
   }
 }

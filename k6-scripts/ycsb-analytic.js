@@ -7,7 +7,7 @@
 //   FIELD   the field to split (field0)
 //   TABLE, and the common knobs (README); VUS defaults to 1
 import { identifier, int, connection } from "./lib/config.js";
-import { open, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
+import { open, runners, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
 import { attempt, tagIteration } from "./lib/metrics.js";
 import { Gauge } from "k6/metrics";
 import { options as runOptions } from "./lib/run.js";
@@ -28,6 +28,8 @@ const db = open(conn, nodeFor(conn, __VU));
 // split(".") keeps empty pieces, as string_to_array does; the cast makes
 // both drivers return a number.
 const query = `SELECT coalesce(sum(array_length(string_to_array(${field}, '.'), 1)), 0)::float8 AS sentences FROM ${table}`;
+const sql = runners(db);
+const noParams = [];
 
 export function setup() {
   checkReachable(conn);
@@ -40,7 +42,7 @@ export function setup() {
 
 export default function () {
   tagIteration("scan");
-  const rows = attempt("scan", () => db.query(query));
+  const rows = attempt("scan", sql.query, query, noParams);
   if (rows !== undefined) sentences.add(rows[0].sentences);
 }
 

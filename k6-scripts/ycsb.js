@@ -11,8 +11,8 @@
 //   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (README)
 // A read is SELECT of all fields by key; an update sets one random field.
 import { identifier, int, number, oneOf, connection } from "./lib/config.js";
-import { open, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
-import { attempt, tagIteration, rowsWritten, keysMissing } from "./lib/metrics.js";
+import { open, runners, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
+import { attempt, tagIteration, keysMissing } from "./lib/metrics.js";
 import { options as runOptions } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 import { keyName, fieldMaker, usertable, chooser } from "./lib/ycsb.js";
@@ -33,6 +33,8 @@ const db = open(conn, nodeFor(conn, __VU));
 const read = `SELECT ycsb_key, ${t.fields.join(", ")} FROM ${t.table} WHERE ycsb_key = $1`;
 const updates = t.fields.map((f) => `UPDATE ${t.table} SET ${f} = $1 WHERE ycsb_key = $2`);
 const nextKeynum = chooser(distribution, t.recordCount, theta);
+const sql = runners(db);
+const readParams = [""], updateParams = ["", ""];
 let field;
 
 export function setup() {
@@ -53,15 +55,16 @@ export default function () {
   const key = keyName(nextKeynum());
   if (Math.random() < readProportion) {
     tagIteration("select");
-    const rows = attempt("select", () => db.query(read, key));
+    readParams[0] = key;
+    const rows = attempt("select", sql.query, read, readParams);
     if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
   } else {
     if (!field) field = fieldMaker(t.fieldLength);
     tagIteration("update");
-    const r = attempt("update", () => db.exec(updates[Math.floor(Math.random() * t.fieldCount)], field(), key));
-    if (r === undefined) return;
-    rowsWritten.add(r.rowsAffected());
-    if (r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
+    updateParams[0] = field();
+    updateParams[1] = key;
+    const r = attempt("update", sql.exec, updates[Math.floor(Math.random() * t.fieldCount)], updateParams);
+    if (r !== undefined && r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
   }
 }
 

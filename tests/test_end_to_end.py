@@ -23,7 +23,7 @@ def runs(request, postgres, prometheus, tmp_path_factory):
     inserts = ybbench_run("sql-inserts", postgres, results, testid=f"{run_id}-ins", prometheus=prometheus.url,
                           knobs={"DB_DRIVER": driver, "VUS": INSERT_VUS, "DURATION": DURATION, "KEY_PREFIX": run_id})
     assert inserts.code == 0, inserts.output
-    written = inserts.metric("ybbench_rows_written")["count"]
+    written = inserts.digest()["rows_written"]
     selects = ybbench_run("sql-selects", postgres, results, testid=f"{run_id}-sel", prometheus=prometheus.url,
                           knobs={"DB_DRIVER": driver, "VUS": SELECT_VUS, "DURATION": DURATION, "KEY_PREFIX": run_id,
                                  "MAX_WRITTEN_KEY": written})

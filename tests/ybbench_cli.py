@@ -20,6 +20,10 @@ class Completed:
     def summary(self) -> dict:
         return json.loads((self.folder / "k6-summary.json").read_text())
 
+    def digest(self) -> dict:
+        """The workload's own summary (k6-scripts/lib/summary.js)."""
+        return json.loads((self.folder / "summary.json").read_text())
+
     def metric(self, name: str) -> dict:
         return self.summary()["metrics"].get(name, {})
 

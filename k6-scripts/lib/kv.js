@@ -7,9 +7,9 @@
 // The load writes indexes 0.. in order; the read workloads read (and update)
 // indexes of [0, MAX_WRITTEN_KEY) that a load run wrote under KEY_PREFIX.
 import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
-import { open, nodeFor, checkReachable, ensure, requireKey } from "./db.js";
+import { open, runners, nodeFor, checkReachable, ensure, requireKey } from "./db.js";
 import { paddedKeyMaker, randomValueMaker } from "./keys.js";
-import { attempt, tagIteration, rowsWritten, keysMissing } from "./metrics.js";
+import { attempt, tagIteration, keysMissing } from "./metrics.js";
 import { options as runOptions, testid, iterationInTest } from "./run.js";
 import { summaryHandler } from "./summary.js";
 
@@ -54,6 +54,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
     : readShape === "in"
       ? `SELECT k, v FROM ${table} WHERE k IN (${placeholders(opSize, (i) => `$${i + 1}`)})`
       : `SELECT k, v FROM ${table} WHERE k >= $1 AND k <= $2`;
+  const sql = runners(db);
   const pairs = new Array(2 * opSize);
   const readArgs = new Array(readShape === "range" && opSize > 1 ? 2 : opSize);
   let key, value;
@@ -79,10 +80,11 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
       pairs[2 * i] = key(first + i);
       pairs[2 * i + 1] = value(first + i);
     }
-    const r = attempt(op, () => db.exec(stmt, ...pairs));
-    if (r === undefined) return;
+    const r = attempt(op, sql.exec, stmt, pairs);
+    // A multi-row INSERT writes all its rows or fails; an UPDATE may not
+    // find some (rowsWritten in lib/summary.js subtracts them).
+    if (r === undefined || op === "insert") return;
     const n = r.rowsAffected();
-    rowsWritten.add(n);
     if (n < opSize) keysMissing.add(opSize - n, { op });
   }
 
@@ -93,7 +95,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
     } else {
       for (let i = 0; i < opSize; i++) readArgs[i] = key(first + i);
     }
-    const rows = attempt("select", () => db.query(select, ...readArgs));
+    const rows = attempt("select", sql.query, select, readArgs);
     if (rows !== undefined && rows.length !== opSize) keysMissing.add(opSize - rows.length, { op: "select" });
   }
 
@@ -123,5 +125,5 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
     }
   }
 
-  return { options, setup, run, teardown: () => db.close(), handleSummary: summaryHandler(name) };
+  return { options, setup, run, teardown: () => db.close(), handleSummary: summaryHandler(name, { rowsPerWrite: opSize }) };
 }

@@ -61,6 +61,8 @@ export function options(workload, { ops = [], bound = 0, vus = 16, extra = {} } 
     thresholds[`iterations{op:${op}}`] = ["count>=0"];
     thresholds[`iteration_duration{op:${op}}`] = ["max>=0"];
     thresholds[`ybbench_retries{op:${op}}`] = ["count>=0"];
+    thresholds[`ybbench_errors{op:${op}}`] = ["count>=0"];
+    thresholds[`ybbench_keys_missing{op:${op}}`] = ["count>=0"];
   }
   for (const c of ERROR_CLASSES) thresholds[`ybbench_errors{sqlstate_class:${c}}`] = ["count>=0"];
   return Object.assign(

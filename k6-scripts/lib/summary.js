@@ -12,8 +12,12 @@ function values(data, name) {
   return (data.metrics[name] || {}).values || {};
 }
 
+const WRITES = ["insert", "update"];
+
 // Per-op numbers from the submetrics that lib/run.js declares in thresholds.
-export function digest(data, workload) {
+// Rows written: each write statement that did not fail wrote rowsPerWrite
+// rows, less those it did not find (keys_missing{op}); lib/metrics.js.
+export function digest(data, workload, rowsPerWrite = 1) {
   const seconds = data.state.testRunDurationMs / 1000;
   const ops = {};
   for (const name of Object.keys(data.metrics)) {
@@ -28,7 +32,13 @@ export function digest(data, workload) {
       // iteration_duration tagged with the op: k6's µs-precise clock.
       latency_ms: { avg: it.avg, p50: it.med, p90: it["p(90)"], p95: it["p(95)"], p99: it["p(99)"], max: it.max },
       retries: values(data, `ybbench_retries{op:${op}}`).count || 0,
+      errors: values(data, `ybbench_errors{op:${op}}`).count || 0,
+      keys_missing: values(data, `ybbench_keys_missing{op:${op}}`).count || 0,
     };
+  }
+  let rowsWritten = 0;
+  for (const op of WRITES) {
+    if (ops[op]) rowsWritten += (ops[op].count - ops[op].errors) * rowsPerWrite - ops[op].keys_missing;
   }
   const errorsByClass = {};
   for (const name of Object.keys(data.metrics)) {
@@ -46,7 +56,7 @@ export function digest(data, workload) {
     ops,
     errors: values(data, "ybbench_errors").count || 0,
     errors_by_class: errorsByClass,
-    rows_written: values(data, "ybbench_rows_written").count || 0,
+    rows_written: rowsWritten,
     keys_missing: values(data, "ybbench_keys_missing").count || 0,
     dropped_iterations: values(data, "dropped_iterations").count || 0,
     thresholds_failed: thresholdsFailed,
@@ -79,9 +89,9 @@ export function text(d) {
   return lines.join("\n") + "\n\n";
 }
 
-export function summaryHandler(workload) {
+export function summaryHandler(workload, { rowsPerWrite = 1 } = {}) {
   return (data) => {
-    const d = digest(data, workload);
+    const d = digest(data, workload, rowsPerWrite);
     const out = { stdout: text(d) };
     if (jsonPath) out[jsonPath] = JSON.stringify({ ...d, k6: data.metrics }, null, 1);
     return out;

@@ -13,6 +13,7 @@ RATE = "$__rate_interval"
 
 def build() -> gd.Dashboard:
     k = f"{{{K6}}}"
+    kw = f'{{{K6}, op=~"insert|update"}}'
     return (
         dashboard("ybbench-k6", "ybbench / k6 client",
                   "What the load generator saw: VUs, iterations, dropped iterations (open model), per-operation "
@@ -38,9 +39,13 @@ def build() -> gd.Dashboard:
              f"{{{{testid}}}} {{{{scenario}}}} p{name}")
             for q, name in ((0.95, "95"), (0.99, "99"))
         ]))
-        .with_panel(timeseries("Rows written/s", "ops", [
-            (f"sum by (testid) (rate(k6_ybbench_rows_written_total{k}[{RATE}]))", "{{testid}}"),
-        ], width=8))
+        .with_panel(timeseries("Successful writes/s", "ops", [
+            # The difference, or the writes alone while no error series exists.
+            (f"(sum by (testid) (rate(k6_iterations_total{kw}[{RATE}]))"
+             f" - sum by (testid) (rate(k6_ybbench_errors_total{kw}[{RATE}])))"
+             f" or sum by (testid) (rate(k6_iterations_total{kw}[{RATE}]))", "{{testid}}"),
+        ], width=8, description="Write statements (insert, update) that did not fail. A statement writes "
+                                "OP_SIZE rows in the kv workloads; updates that found no row are under Keys missing."))
         .with_panel(timeseries("Keys missing/s", "ops", [
             (f"sum by (testid, op) (rate(k6_ybbench_keys_missing_total{k}[{RATE}]))", "{{testid}} {{op}}"),
         ], width=8, description="Reads of a key the workload expected to exist; 0 in a correct run."))
