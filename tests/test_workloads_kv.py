@@ -96,3 +96,13 @@ def test_esle_multi_row_insert_under_repeatable_read(binaries, postgres, tmp_pat
     assert count(d, "insert") == 30 and d["rows_written"] == 3000
     assert postgres.query(f"SELECT count(DISTINCT k) FROM {table}") == "3000"
     assert "isolation repeatable read" in (run.folder / "k6.log").read_text()
+
+
+def test_open_model_stops_counting_inserts_at_the_key_bound(binaries, postgres, tmp_path):
+    # 400/s for 3 s asks for ~1200 iterations; past NUM_UNIQUE_KEYS they
+    # write nothing and must not count as inserts.
+    table = f"bound_{uuid.uuid4().hex[:8]}"
+    d, _ = run_ok("kv-load", postgres, tmp_path, TABLE=table, VUS=4, NUM_UNIQUE_KEYS=300, DURATION="3s",
+                  LOAD_MODEL="constant-arrival-rate", RATE=400, MAX_VUS=8)
+    assert count(d, "insert") == d["rows_written"] == 300
+    assert postgres.query(f"SELECT count(*) FROM {table}") == "300"

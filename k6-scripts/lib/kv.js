@@ -109,7 +109,10 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
       // iterationInTest is unique across VUs and execution segments: no two
       // iterations write one key. In the open model the bound is checked here.
       const n = iterationInTest();
-      if (bound && n >= bound) return;
+      if (bound && n >= bound) {
+        tagIteration("idle"); // past the bound: not an insert
+        return;
+      }
       tagIteration("insert");
       write("insert", insert, n * opSize);
       return;
