@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tests.stack import BIN, PG_BIN, REPO, Postgres
+from ybbench.run import K6_GO_ENV
 
 ROWS = 200_000
 PREFIX = "bench"
@@ -83,6 +84,8 @@ def k6(pg: Postgres, workload: str, driver: str, clients: int, seconds: int, **k
     with tempfile.TemporaryDirectory() as d:
         summary = Path(d) / "summary.json"
         env = pg.env()
+        for k, v in K6_GO_ENV.items():
+            env.setdefault(k, v)  # as `ybbench run` runs k6
         env.update(YSQL_NODES=f"127.0.0.1:{pg.port}", DB_USER=pg.user, DB_NAME=pg.database, DB_DRIVER=driver,
                    VUS=str(clients), DURATION=f"{seconds}s", **{k: str(v) for k, v in knobs.items()})
         _, cpu, rss = run_measured(

@@ -4,6 +4,8 @@ runs the project's prometheus.yml and also scrapes node_exporter."""
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 
 import pytest
@@ -65,6 +67,8 @@ def test_results_folder_records_the_run_without_secrets(runs, postgres):
     folder = runs["inserts"].folder
     params = (folder / "params.json").read_text()
     assert '"workload": "sql-inserts"' in params and runs["prefix"] in params
+    # k6 ran with ybbench's GC setting unless the environment chose one.
+    assert json.loads(params)["knobs"]["GOGC"] == os.environ.get("GOGC", "400")
     for f in folder.iterdir():
         assert postgres.password not in f.read_text(), f"password leaked into {f.name}"
 
