@@ -14,12 +14,18 @@ def test_sql_updates_update_the_rows_sql_inserts_wrote(binaries, postgres, tmp_p
     ins, _ = run_ok("sql-inserts", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, NUM_UNIQUE_KEYS=3000, VUS=4,
                     DURATION="60s")
     assert ins["rows_written"] == 3000
-    d, _ = run_ok("sql-updates", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, MAX_WRITTEN_KEY=3000, VUS=4,
-                  DURATION="3s")
+    d, run = run_ok("sql-updates", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, MAX_WRITTEN_KEY=3000, VUS=4,
+                    DURATION="3s")
     assert d["errors"] == 0 and d["keys_missing"] == 0
     updates = count(d, "update")
     assert updates == d["rows_written"] > 100
     assert 0.45 < updates / (updates + count(d, "select")) < 0.55
+    # A single-op run has its latency from every iteration (the insert
+    # load); a mixed one only with OP_LATENCY_SUMMARY=on (k6 would re-sort
+    # a per-op trend every 2 s), and says where it is instead.
+    assert ins["ops"]["insert"]["latency_ms"]["p99"] > 0
+    assert d["ops"]["update"]["latency_ms"] is None and "OP_LATENCY_SUMMARY=on" in (run.folder / "k6.log").read_text()
+    assert not [m for m in d["k6"] if m.startswith("iteration_duration{")]
     wait_until(lambda: n_tup_upd(postgres, table) == updates, f"pg_stat to count {updates} updates", timeout=15)
     # Updated values are val:<n>:<ms>, and every value still names its key.
     assert postgres.query(f"SELECT count(*) FROM {table} WHERE v NOT LIKE 'val:' || split_part(k, ':', 2) || '%'") == "0"
@@ -33,3 +39,15 @@ def test_sql_secondary_index_reads_by_value_find_the_rows_written(binaries, post
     assert count(d, "select") > 100 and count(d, "insert") == d["rows_written"] > 100
     assert int(postgres.query(f"SELECT count(*) FROM {table}")) == d["rows_written"]
     assert postgres.query(f"SELECT indexdef FROM pg_indexes WHERE indexname = '{table}_index'").endswith("(v)")
+
+
+def test_per_op_latency_in_the_summary_when_asked(binaries, postgres, tmp_path):
+    table, prefix = f"sqlkv_{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:6]}"
+    run_ok("sql-inserts", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, NUM_UNIQUE_KEYS=500, VUS=2, DURATION="60s")
+    d, run = run_ok("sql-updates", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, MAX_WRITTEN_KEY=500, VUS=2,
+                    DURATION="2s", OP_LATENCY_SUMMARY="on")
+    for op in ("select", "update"):
+        lat = d["ops"][op]["latency_ms"]
+        assert 0 < lat["p50"] <= lat["p99"] <= lat["max"], (op, lat)
+        assert d["k6"][f"iteration_duration{{op:{op}}}"]["values"]["max"] == lat["max"]
+    assert "OP_LATENCY_SUMMARY" not in (run.folder / "k6.log").read_text()

@@ -14,6 +14,14 @@ function values(data, name) {
 
 const WRITES = ["insert", "update"];
 
+// The op's iteration_duration: its submetric with OP_LATENCY_SUMMARY=on,
+// or all iterations when every one ran this op (a single-op workload).
+function latency(data, op, count) {
+  const sub = data.metrics[`iteration_duration{op:${op}}`];
+  if (sub) return sub.values;
+  return count > 0 && values(data, "iterations").count === count ? values(data, "iteration_duration") : undefined;
+}
+
 // Per-op numbers from the submetrics that lib/run.js declares in thresholds.
 // Rows written: each write statement that did not fail wrote rowsPerWrite
 // rows, less those it did not find (keys_missing{op}); lib/metrics.js.
@@ -24,13 +32,13 @@ export function digest(data, workload, rowsPerWrite = 1) {
     const m = /^iterations\{op:(.+)\}$/.exec(name);
     if (!m) continue;
     const op = m[1];
-    const it = values(data, `iteration_duration{op:${op}}`);
     const count = values(data, name).count || 0;
+    const it = latency(data, op, count);
     ops[op] = {
       count,
       per_second: count / seconds,
-      // iteration_duration tagged with the op: k6's µs-precise clock.
-      latency_ms: { avg: it.avg, p50: it.med, p90: it["p(90)"], p95: it["p(95)"], p99: it["p(99)"], max: it.max },
+      // k6's µs-precise clock; null when not in the summary (lib/run.js).
+      latency_ms: it ? { avg: it.avg, p50: it.med, p90: it["p(90)"], p95: it["p(95)"], p99: it["p(99)"], max: it.max } : null,
       retries: values(data, `ybbench_retries{op:${op}}`).count || 0,
       errors: values(data, `ybbench_errors{op:${op}}`).count || 0,
       keys_missing: values(data, `ybbench_keys_missing{op:${op}}`).count || 0,
@@ -77,7 +85,7 @@ export function text(d) {
       `${"p99 ms".padStart(9)}${"avg ms".padStart(9)}${"max ms".padStart(9)}${"retries".padStart(9)}`,
   ];
   for (const [op, o] of Object.entries(d.ops)) {
-    const l = o.latency_ms;
+    const l = o.latency_ms || {};
     lines.push(`  ${op.padEnd(8)}${String(o.count).padStart(10)}${fmt(o.per_second, 1).padStart(11)}` +
       `${fmt(l.p50, 3).padStart(9)}${fmt(l.p95, 3).padStart(9)}${fmt(l.p99, 3).padStart(9)}${fmt(l.avg, 3).padStart(9)}${fmt(l.max, 1).padStart(9)}` +
       `${String(o.retries).padStart(9)}`);
@@ -85,6 +93,9 @@ export function text(d) {
   const classes = Object.entries(d.errors_by_class).map(([c, n]) => `${c}=${n}`).join(" ");
   lines.push(`  errors ${d.errors}${classes ? ` (SQLSTATE class ${classes})` : ""}  rows written ${d.rows_written}` +
     `  keys missing ${d.keys_missing}  dropped iterations ${d.dropped_iterations}`);
+  if (Object.values(d.ops).some((o) => !o.latency_ms)) {
+    lines.push("  per-op latency: in Prometheus (k6 dashboard), or here with OP_LATENCY_SUMMARY=on (short runs: lib/run.js)");
+  }
   lines.push(d.thresholds_failed.length ? `  thresholds FAILED: ${d.thresholds_failed.join(", ")}` : "  thresholds ok");
   return lines.join("\n") + "\n\n";
 }
