@@ -68,7 +68,9 @@ def test_results_folder_records_the_run_without_secrets(runs, postgres):
     params = (folder / "params.json").read_text()
     assert '"workload": "sql-inserts"' in params and runs["prefix"] in params
     # k6 ran with ybbench's GC setting unless the environment chose one.
-    assert json.loads(params)["knobs"]["GOGC"] == os.environ.get("GOGC", "400")
+    knobs = json.loads(params)["knobs"]
+    assert knobs["GOGC"] == os.environ.get("GOGC", "400")
+    assert knobs["GOMEMLIMIT"].endswith("MiB") and int(knobs["GOMEMLIMIT"][:-3]) > 256
     for f in folder.iterdir():
         assert postgres.password not in f.read_text(), f"password leaked into {f.name}"
 
