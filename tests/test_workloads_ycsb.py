@@ -72,6 +72,17 @@ def scrambled_zipfian_probabilities(records: int, head: int = 100_000) -> dict[i
     return {k: p[k] / kept for k in range(records)}
 
 
+def test_keys_around_2_to_the_32_hash_as_ycsb_does(binaries, postgres, tmp_path):
+    # Key numbers below 2^32 take the one-multiplication path for their four
+    # zero high bytes (lib/ycsb.js); those above, the byte loop.
+    table, start = f"usertable_{uuid.uuid4().hex[:8]}", 2**32 - 3
+    d, _ = run_ok("ycsb-load", postgres, tmp_path, TABLE=table, RECORD_COUNT=2**33, INSERT_START=start, INSERT_COUNT=6,
+                  VUS=2, DURATION="30s")
+    assert d["rows_written"] == 6
+    keys = set(postgres.query(f"SELECT ycsb_key FROM {table}").splitlines())
+    assert keys == {ycsb_key(n) for n in range(start, start + 6)}
+
+
 def test_load_wrote_ycsb_keys_and_1kb_records(ycsb, postgres):
     t = ycsb["t"]
     assert ycsb["load"]["rows_written"] == RECORDS
