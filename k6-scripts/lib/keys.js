@@ -1,3 +1,5 @@
+import { randomBytes } from "k6/crypto";
+
 // Keys and values as yb-sample-apps makes them: `<prefix>:<index>` and
 // `val:<index>`, padded so that key + value take ROW_BYTES. Nothing is kept
 // per key: memory per VU does not grow with the key count.
@@ -37,27 +39,22 @@ export function paddedKeyMaker(prefix, width) {
 // Incompressible values of `size` bytes (yb-sample-apps --value_size: random
 // bytes) without a random draw per write: each VU hands out consecutive
 // views of a pool of random bytes, the first 6 bytes stamped with the row's
-// index (big-endian) so that a value can be traced to its key. Two pools take
-// turns: when one is used up the VU moves to the other and refills it with
-// fresh random bytes (one native call per 64 KB), so no value repeats. A
-// pool holds at least one statement's values (poolBytes >= OP_SIZE x size),
-// so a statement's views are never refilled before it has been sent.
+// index (big-endian) so that a value can be traced to its key. A used-up
+// pool is replaced by a fresh one, never refilled in place, so no value
+// repeats and views already handed out (a multi-row statement's) stay
+// intact. The pool comes from k6/crypto's randomBytes, one native call per
+// 64 KB: WebCrypto's getRandomValues sets the array one element at a time
+// in k6 (~90 ns a byte, a third of kv-load's client CPU).
 export function randomValueMaker(size, poolBytes = 65536) {
   const bytes = Math.max(poolBytes, size);
-  const pools = [new Uint8Array(bytes), new Uint8Array(bytes)];
-  const fill = (p) => {
-    for (let off = 0; off < p.length; off += 65536) crypto.getRandomValues(p.subarray(off, Math.min(off + 65536, p.length)));
-  };
-  fill(pools[0]);
-  let current = 0;
+  let pool = new Uint8Array(randomBytes(bytes));
   let cursor = 0;
   return (index) => {
     if (cursor + size > bytes) {
-      current ^= 1;
-      fill(pools[current]);
+      pool = new Uint8Array(randomBytes(bytes));
       cursor = 0;
     }
-    const v = pools[current].subarray(cursor, cursor + size);
+    const v = pool.subarray(cursor, cursor + size);
     cursor += size;
     let x = index;
     for (let i = Math.min(size, 6) - 1; i >= 0; i--) {

@@ -1,3 +1,5 @@
+import { randomBytes } from "k6/crypto";
+
 // YCSB's key names and request distributions, reimplemented from its
 // CoreWorkload, Utils.fnvhash64, ZipfianGenerator, ScrambledZipfianGenerator
 // and SkewedLatestGenerator, so that a k6 run asks for the keys YCSB would.
@@ -152,13 +154,10 @@ export function chooser(distribution, recordCount, theta) {
 
 // Field values: random printable ASCII (YCSB's RandomByteIterator makes
 // characters from ' ' upwards). One pool per VU, values cut from it. The
-// pool is made with typed arrays and one native call per chunk: a JS call
-// per character made each VU's first update take seconds.
+// pool is made with typed arrays and one native call: a JS call per
+// character made each VU's first update take seconds.
 export function fieldMaker(length, poolChars = 16384) {
-  const bytes = new Uint8Array(poolChars + length);
-  for (let off = 0; off < bytes.length; off += 65536) {
-    crypto.getRandomValues(bytes.subarray(off, Math.min(off + 65536, bytes.length)));
-  }
+  const bytes = new Uint8Array(randomBytes(poolChars + length)); // lib/keys.js: why not getRandomValues
   for (let i = 0; i < bytes.length; i++) bytes[i] = 32 + (bytes[i] % 95);
   const parts = [];
   for (let off = 0; off < bytes.length; off += 4096) {
