@@ -18,7 +18,7 @@
 import { Counter } from "k6/metrics";
 import exec from "k6/execution";
 import { int } from "./config.js";
-import { sqlstate } from "./db.js";
+import { sqlstate, errorMessage } from "./db.js";
 
 export const errors = new Counter("ybbench_errors");
 export const retries = new Counter("ybbench_retries");
@@ -31,8 +31,8 @@ const RETRYABLE = ["40001", "40P01"];
 
 // Tags this iteration's k6 metrics with its operation, only when the op
 // differs from the last one: once per VU in a single-op workload. exec.vu
-// builds a new object on each access (~20 µs a tag change), so its tags object, which
-// stays bound to the VU, is taken once.
+// builds a new object on each access (~20 µs per tag change), so its tags
+// object, which stays bound to the VU, is taken once.
 let currentOp, vuTags;
 export function tagIteration(op) {
   if (op !== currentOp) {
@@ -40,6 +40,17 @@ export function tagIteration(op) {
     vuTags.op = op;
     currentOp = op;
   }
+}
+
+// The first error of each op and SQLSTATE in a VU goes to the log with the
+// driver's words (a count says how many, not why: "none" is a connection
+// refused, a timeout, ...); later ones are only counted.
+const logged = new Set();
+function logFirst(op, state, e) {
+  const k = `${op} ${state}`;
+  if (logged.has(k)) return;
+  logged.add(k);
+  console.warn(`${op} failed (SQLSTATE ${state}): ${errorMessage(e)}; further ${op} errors of this VU with this SQLSTATE are only counted`);
 }
 
 // Runs one statement, fn(stmt, ...params), with its retries. Returns the
@@ -66,6 +77,7 @@ export function attempt(op, fn, stmt, params) {
         continue;
       }
       errors.add(1, { op, sqlstate: state, sqlstate_class: state === "none" ? "none" : state.slice(0, 2) });
+      logFirst(op, state, e);
       return undefined;
     }
   }
