@@ -28,7 +28,7 @@ export const handleSummary = summaryHandler("sql-inserts");
 const db = open(conn, nodeFor(conn, __VU));
 const insert = `INSERT INTO ${table} (k, v) VALUES ($1, $2)`;
 const sql = runners(db);
-const params = ["", ""];
+const args = [insert, "", ""]; // statement, key, value
 
 export function setup() {
   checkReachable(conn);
@@ -52,10 +52,10 @@ export default function (data) {
     return;
   }
   tagIteration("insert");
-  params[0] = key(data.prefix, n);
-  params[1] = makeValue(n);
+  args[1] = key(data.prefix, n);
+  args[2] = makeValue(n);
   // A single-row INSERT that succeeds wrote its row: no rowsAffected() call.
-  attempt("insert", sql.exec, insert, params);
+  attempt("insert", sql.exec, args);
 }
 
 export function teardown() {

@@ -32,7 +32,7 @@ const db = open(conn, nodeFor(conn, __VU));
 const insert = `INSERT INTO ${table} (k, v) VALUES ($1, $2)`;
 const select = `SELECT k, v FROM ${table} WHERE v = $1`;
 const sql = runners(db);
-const insertParams = ["", ""], selectParams = [""];
+const insertArgs = [insert, "", ""], selectArgs = [select, ""];
 let written = 0; // this VU's rows: its nth row has index base + stride * n
 
 export function setup() {
@@ -49,15 +49,15 @@ export default function (data) {
   if (written === 0 || Math.random() * 100 < writePercent) {
     const n = base + stride * written;
     tagIteration("insert");
-    insertParams[0] = key(data.prefix, n);
-    insertParams[1] = `val:${n}`;
+    insertArgs[1] = key(data.prefix, n);
+    insertArgs[2] = `val:${n}`;
     // Reads pick among rows known written: a failed insert's index is retried.
-    if (attempt("insert", sql.exec, insert, insertParams) !== undefined) written++;
+    if (attempt("insert", sql.exec, insertArgs) !== undefined) written++;
   } else {
     const n = base + stride * Math.floor(Math.random() * written);
     tagIteration("select");
-    selectParams[0] = `val:${n}`;
-    const rows = attempt("select", sql.query, select, selectParams);
+    selectArgs[1] = `val:${n}`;
+    const rows = attempt("select", sql.query, selectArgs);
     if (rows !== undefined && (rows.length !== 1 || rows[0].k !== key(data.prefix, n))) keysMissing.add(1, { op: "select" });
   }
 }

@@ -23,7 +23,7 @@ export const handleSummary = summaryHandler("sql-selects");
 const db = open(conn, nodeFor(conn, __VU));
 const select = `SELECT k, v FROM ${table} WHERE k = $1`;
 const sql = runners(db);
-const params = [""];
+const args = [select, ""]; // statement, key
 
 export function setup() {
   checkReachable(conn);
@@ -32,8 +32,8 @@ export function setup() {
 
 export default function () {
   tagIteration("select");
-  params[0] = key(keyPrefix, uniformIndex(maxWrittenKey));
-  const rows = attempt("select", sql.query, select, params);
+  args[1] = key(keyPrefix, uniformIndex(maxWrittenKey));
+  const rows = attempt("select", sql.query, args);
   if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
 }
 

@@ -27,7 +27,7 @@ const db = open(conn, nodeFor(conn, __VU));
 const select = `SELECT k, v FROM ${table} WHERE k = $1`;
 const update = `UPDATE ${table} SET v = $1 WHERE k = $2`;
 const sql = runners(db);
-const updateParams = ["", ""], selectParams = [""];
+const updateArgs = [update, "", ""], selectArgs = [select, ""];
 
 export function setup() {
   checkReachable(conn);
@@ -39,14 +39,14 @@ export default function () {
   const k = key(keyPrefix, n);
   if (Math.random() * 100 < writePercent) {
     tagIteration("update");
-    updateParams[0] = `val:${n}:${Date.now()}`;
-    updateParams[1] = k;
-    const r = attempt("update", sql.exec, update, updateParams);
+    updateArgs[1] = `val:${n}:${Date.now()}`;
+    updateArgs[2] = k;
+    const r = attempt("update", sql.exec, updateArgs);
     if (r !== undefined && r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
   } else {
     tagIteration("select");
-    selectParams[0] = k;
-    const rows = attempt("select", sql.query, select, selectParams);
+    selectArgs[1] = k;
+    const rows = attempt("select", sql.query, selectArgs);
     if (rows !== undefined && (rows.length !== 1 || !rows[0].v.startsWith(`val:${n}`))) keysMissing.add(1, { op: "select" });
   }
 }

@@ -29,7 +29,7 @@ const db = open(conn, nodeFor(conn, __VU));
 // both drivers return a number.
 const query = `SELECT coalesce(sum(array_length(string_to_array(${field}, '.'), 1)), 0)::float8 AS sentences FROM ${table}`;
 const sql = runners(db);
-const noParams = [];
+const args = [query];
 
 export function setup() {
   checkReachable(conn);
@@ -42,7 +42,7 @@ export function setup() {
 
 export default function () {
   tagIteration("scan");
-  const rows = attempt("scan", sql.query, query, noParams);
+  const rows = attempt("scan", sql.query, args);
   if (rows !== undefined) sentences.add(rows[0].sentences);
 }
 

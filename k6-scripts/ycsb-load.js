@@ -28,7 +28,7 @@ export const handleSummary = summaryHandler("ycsb-load");
 const db = open(conn, nodeFor(conn, __VU));
 const insert = `INSERT INTO ${t.table} (ycsb_key, ${t.fields.join(", ")}) VALUES (${[0, ...t.fields.keys()].map((_, i) => `$${i + 1}`).join(", ")})`;
 const sql = runners(db);
-const params = new Array(t.fieldCount + 1);
+const args = [insert, ...t.fields.map(() => ""), ""]; // statement, key, fields
 let field;
 
 export function setup() {
@@ -45,10 +45,10 @@ export default function () {
     return;
   }
   tagIteration("insert");
-  params[0] = keyName(insertStart + n);
-  for (let i = 1; i <= t.fieldCount; i++) params[i] = field();
+  args[1] = keyName(insertStart + n);
+  for (let i = 2; i <= t.fieldCount + 1; i++) args[i] = field();
   // A single-row INSERT that succeeds wrote its row: no rowsAffected() call.
-  attempt("insert", sql.exec, insert, params);
+  attempt("insert", sql.exec, args);
 }
 
 export function teardown() {

@@ -34,7 +34,7 @@ const read = `SELECT ycsb_key, ${t.fields.join(", ")} FROM ${t.table} WHERE ycsb
 const updates = t.fields.map((f) => `UPDATE ${t.table} SET ${f} = $1 WHERE ycsb_key = $2`);
 const nextKeynum = chooser(distribution, t.recordCount, theta);
 const sql = runners(db);
-const readParams = [""], updateParams = ["", ""];
+const readArgs = [read, ""], updateArgs = ["", "", ""]; // statement, then its parameters
 let field;
 
 export function setup() {
@@ -55,15 +55,16 @@ export default function () {
   const key = keyName(nextKeynum());
   if (Math.random() < readProportion) {
     tagIteration("select");
-    readParams[0] = key;
-    const rows = attempt("select", sql.query, read, readParams);
+    readArgs[1] = key;
+    const rows = attempt("select", sql.query, readArgs);
     if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
   } else {
     if (!field) field = fieldMaker(t.fieldLength);
     tagIteration("update");
-    updateParams[0] = field();
-    updateParams[1] = key;
-    const r = attempt("update", sql.exec, updates[Math.floor(Math.random() * t.fieldCount)], updateParams);
+    updateArgs[0] = updates[Math.floor(Math.random() * t.fieldCount)];
+    updateArgs[1] = field();
+    updateArgs[2] = key;
+    const r = attempt("update", sql.exec, updateArgs);
     if (r !== undefined && r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
   }
 }

@@ -55,8 +55,10 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
       ? `SELECT k, v FROM ${table} WHERE k IN (${placeholders(opSize, (i) => `$${i + 1}`)})`
       : `SELECT k, v FROM ${table} WHERE k >= $1 AND k <= $2`;
   const sql = runners(db);
-  const pairs = new Array(2 * opSize);
-  const readArgs = new Array(readShape === "range" && opSize > 1 ? 2 : opSize);
+  // Statement text, then its parameters (lib/metrics.js attempt).
+  const writeArgs = new Array(1 + 2 * opSize);
+  const ranged = readShape === "range" && opSize > 1;
+  const readArgs = [select, ...new Array(ranged ? 2 : opSize)];
   let key, value;
 
   function setup() {
@@ -76,11 +78,12 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
 
   // Rows [first, first + opSize) in one statement.
   function write(op, stmt, first) {
+    writeArgs[0] = stmt;
     for (let i = 0; i < opSize; i++) {
-      pairs[2 * i] = key(first + i);
-      pairs[2 * i + 1] = value(first + i);
+      writeArgs[2 * i + 1] = key(first + i);
+      writeArgs[2 * i + 2] = value(first + i);
     }
-    const r = attempt(op, sql.exec, stmt, pairs);
+    const r = attempt(op, sql.exec, writeArgs);
     // A multi-row INSERT writes all its rows or fails; an UPDATE may not
     // find some (rowsWritten in lib/summary.js subtracts them).
     if (r === undefined || op === "insert") return;
@@ -89,13 +92,13 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   }
 
   function read(first) {
-    if (readArgs.length === 2) {
-      readArgs[0] = key(first);
-      readArgs[1] = key(first + opSize - 1);
+    if (ranged) {
+      readArgs[1] = key(first);
+      readArgs[2] = key(first + opSize - 1);
     } else {
-      for (let i = 0; i < opSize; i++) readArgs[i] = key(first + i);
+      for (let i = 0; i < opSize; i++) readArgs[i + 1] = key(first + i);
     }
-    const rows = attempt("select", sql.query, select, readArgs);
+    const rows = attempt("select", sql.query, readArgs);
     if (rows !== undefined && rows.length !== opSize) keysMissing.add(opSize - rows.length, { op: "select" });
   }
 
