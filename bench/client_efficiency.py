@@ -146,6 +146,10 @@ PGBENCH_KV_READ_HEAVY = (f"\\set n random(0, {ROWS - 1})\n\\set r random(1, 1000
                          f"\\else\nSELECT k, v FROM keyvalue WHERE k = {KV_KEY.replace('n::text', ':n::text')};\n\\endif\n")
 PGBENCH_YCSB_C = (f"\\set n random(0, {YCSB_RECORDS - 1})\n"
                   f"SELECT ycsb_key, {YCSB_FIELDS} FROM usertable_pgbench WHERE ycsb_key = 'user' || :n;\n")
+# YCSB's load phase: new records of ten 100-byte fields.
+PGBENCH_YCSB_LOAD = ("\\set n random(0, 9000000000000000000)\n"
+                     f"INSERT INTO usertable_pgbench (ycsb_key, {YCSB_FIELDS}) VALUES ('pgb' || :n, "
+                     + ", ".join(f"rpad(:n::text, 100, '{i}')" for i in range(10)) + ");\n")
 # YCSB workload a: half reads of a whole record, half updates of one field,
 # keys uniform (k6 runs with REQUEST_DISTRIBUTION=uniform to match).
 PGBENCH_YCSB_A = (f"\\set n random(0, {YCSB_RECORDS - 1})\n\\set f random(0, 9)\n\\set r random(1, 100)\n"
@@ -167,6 +171,7 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, only: list[str] |
         "kv-random-read": (PGBENCH_KV_READ, "kv-random-read", {"KEY_PREFIX": KV_PREFIX, "MAX_WRITTEN_KEY": ROWS}),
         "kv-read-heavy": (PGBENCH_KV_READ_HEAVY, "kv-read-heavy", {"KEY_PREFIX": KV_PREFIX, "MAX_WRITTEN_KEY": ROWS}),
         "kv-load": (PGBENCH_KV_LOAD, "kv-load", {}),
+        "ycsb-load": (PGBENCH_YCSB_LOAD, "ycsb-load", {"RECORD_COUNT": 10**9}),
         "ycsb-a": (PGBENCH_YCSB_A, "ycsb", dict(ycsb, YCSB_WORKLOAD="a")),
         "ycsb-c": (PGBENCH_YCSB_C, "ycsb", dict(ycsb, YCSB_WORKLOAD="c")),
     }
@@ -178,8 +183,9 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, only: list[str] |
         rows = [("pgbench -M prepared", ref)]
         for driver, label in (("postgres", "k6 + xk6-sql + lib/pq"), ("pgx", "k6 + xk6-sql + pgx")):
             console.log(f"{name}: {label}")
-            writes = workload in ("sql-inserts", "kv-load")
-            extra = dict(knobs, KEY_PREFIX=f"k6{driver}{int(time.time())}") if writes else knobs
+            fresh = f"k6{driver}{int(time.time())}"
+            extra = (dict(knobs, KEY_PREFIX=fresh) if workload in ("sql-inserts", "kv-load")
+                     else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
             rows.append((label, k6(pg, workload, driver, clients, seconds, **extra)))
         for label, m in rows:
             table.add_row(name, label, f"{m.rate:,.0f}", f"{m.us_per_op:.1f}", f"{m.us_per_op / ref.us_per_op:.2f}")

@@ -20,17 +20,19 @@ function fnv(n) {
   // h * prime mod 2^64, prime = 2^40 + 0x1b3: x * 0x1b3 is exact in a
   // double (< 2^41), so is hi * 0x1b3; x << 40 lands in the high half as
   // x << 8. Plain arithmetic, no Math.* calls: each costs a native call.
-  for (let i = 0; i < 4; i++) {
-    const x = (lo ^ (nLo & 0xff)) >>> 0;
-    nLo >>>= 8;
+  // Key numbers below 2^32 have four zero high bytes, and xor with zero is
+  // nothing: those four steps are one multiplication by prime^4 below.
+  const steps = nHi === 0 ? 4 : 8;
+  for (let i = 0; i < steps; i++) {
+    let b;
+    if (i < 4) { b = nLo & 0xff; nLo >>>= 8; } else { b = nHi & 0xff; nHi >>>= 8; }
+    const x = (lo ^ b) >>> 0;
     const m = x * 0x1b3;
     lo = m >>> 0;
     hi = (hi * 0x1b3 + (m - lo) / TWO32 + (x << 8)) >>> 0;
   }
-  if (nHi === 0) {
-    // Key numbers below 2^32: the four high bytes are zero, and xor with
-    // zero is nothing, so h = h * prime^4 mod 2^64 in one multiplication
-    // (prime^4 mod 2^64 = P4HI * 2^32 + P4LO), lo * P4LO in 16-bit limbs.
+  if (steps === 4) {
+    // h * prime^4 mod 2^64 (= P4HI * 2^32 + P4LO), lo * P4LO in 16-bit limbs.
     const a1 = lo >>> 16, a0 = lo & 0xffff;
     const mid = a1 * P4LO0 + a0 * P4LO1;
     const midLo = mid % 65536;
@@ -39,14 +41,6 @@ function fnv(n) {
     const carry = (low - newLo) / TWO32 + (mid - midLo) / 65536 + a1 * P4LO1;
     hi = (carry + Math.imul(lo, P4HI) + Math.imul(hi, P4LO)) >>> 0;
     lo = newLo;
-  } else {
-    for (let i = 0; i < 4; i++) {
-      const x = (lo ^ (nHi & 0xff)) >>> 0;
-      nHi >>>= 8;
-      const m = x * 0x1b3;
-      lo = m >>> 0;
-      hi = (hi * 0x1b3 + (m - lo) / TWO32 + (x << 8)) >>> 0;
-    }
   }
   // Java's Math.abs of the signed 64-bit result.
   if (hi & 0x80000000) {
