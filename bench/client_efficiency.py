@@ -1,7 +1,7 @@
 """Client CPU per operation: k6 (lib/pq and pgx) next to pgbench, on one
 PostgreSQL, in one run. A benchmark, not a test: it prints a table.
 
-    python3 -m bench.client_efficiency [--seconds 20] [--clients 16] [--memory-vus 400,2400]
+    python3 -m bench.client_efficiency [--seconds 10] [--repeat 3] [--clients 16] [--memory-vus 400,2400]
 
 For each workload, every client runs the same statements against the same
 table for the same time with the same concurrency (kv-recent-read-heavy runs
@@ -9,7 +9,9 @@ kv-read-heavy's statements, sql-secondary-index sql-inserts' plus an index,
 ycsb-analytic one scan per operation: they add no row here); a client's CPU (user +
 system, from wait4 on its process) divided by the operations it completed
 gives µs per operation. pgbench -M prepared is the reference, measured in
-the same run. Memory: k6's peak RSS with N VUs each holding a connection.
+the same run. Each client runs --repeat times, interleaved with the others,
+and the table shows the median and the range: on a shared 2-core machine
+one run can be 15% off the next. Memory: k6's peak RSS with N VUs each holding a connection.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import tempfile
 import time
@@ -36,7 +39,7 @@ YCSB_RECORDS = 50_000
 KV_PREFIX = "kvb"  # the large-dataset table: 50-byte keys, 256-byte values
 KV_KEY = f"'{KV_PREFIX}:' || lpad(n::text, {50 - len(KV_PREFIX) - 1}, '0')"
 YCSB_FIELDS = ", ".join(f"field{i}" for i in range(10))
-console = Console()
+console = Console(width=120)  # the table unwrapped in logs and pipes
 
 
 @dataclass
@@ -158,9 +161,10 @@ PGBENCH_YCSB_A = (f"\\set n random(0, {YCSB_RECORDS - 1})\n\\set f random(0, 9)\
                   "\\endif\n")
 
 
-def throughput_table(pg: Postgres, clients: int, seconds: int, only: list[str] | None) -> Table:
-    table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, {seconds} s each")
-    for col in ("workload", "client", "ops/s", "client CPU µs/op", "× pgbench"):
+def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only: list[str] | None) -> Table:
+    table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, "
+                        f"{repeat} runs of {seconds} s per client, interleaved (median, min–max)")
+    for col in ("workload", "client", "ops/s", "client CPU µs/op", "min–max", "× pgbench"):
         table.add_column(col, justify="right" if col not in ("workload", "client") else "left")
     ycsb = {"REQUEST_DISTRIBUTION": "uniform", "RECORD_COUNT": YCSB_RECORDS}
     # name: (pgbench script, k6 workload, its knobs); writers get a fresh KEY_PREFIX per run.
@@ -171,24 +175,35 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, only: list[str] |
         "kv-random-read": (PGBENCH_KV_READ, "kv-random-read", {"KEY_PREFIX": KV_PREFIX, "MAX_WRITTEN_KEY": ROWS}),
         "kv-read-heavy": (PGBENCH_KV_READ_HEAVY, "kv-read-heavy", {"KEY_PREFIX": KV_PREFIX, "MAX_WRITTEN_KEY": ROWS}),
         "kv-load": (PGBENCH_KV_LOAD, "kv-load", {}),
-        "ycsb-load": (PGBENCH_YCSB_LOAD, "ycsb-load", {"RECORD_COUNT": 10**9}),
         "ycsb-a": (PGBENCH_YCSB_A, "ycsb", dict(ycsb, YCSB_WORKLOAD="a")),
         "ycsb-c": (PGBENCH_YCSB_C, "ycsb", dict(ycsb, YCSB_WORKLOAD="c")),
+        # Last: its runs add the most data, and a busier server changes the
+        # client's cost per operation too (fewer operations per wakeup).
+        "ycsb-load": (PGBENCH_YCSB_LOAD, "ycsb-load", {"RECORD_COUNT": 10**9}),
     }
+    clients_ = (("pgbench", "pgbench -M prepared"), ("postgres", "k6 + xk6-sql + lib/pq"), ("pgx", "k6 + xk6-sql + pgx"))
     for name, (script, workload, knobs) in cases.items():
         if only is not None and name not in only:
             continue
-        console.log(f"{name}: pgbench")
-        ref = pgbench(pg, script, clients, seconds)
-        rows = [("pgbench -M prepared", ref)]
-        for driver, label in (("postgres", "k6 + xk6-sql + lib/pq"), ("pgx", "k6 + xk6-sql + pgx")):
-            console.log(f"{name}: {label}")
-            fresh = f"k6{driver}{int(time.time())}"
-            extra = (dict(knobs, KEY_PREFIX=fresh) if workload in ("sql-inserts", "kv-load")
-                     else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
-            rows.append((label, k6(pg, workload, driver, clients, seconds, **extra)))
-        for label, m in rows:
-            table.add_row(name, label, f"{m.rate:,.0f}", f"{m.us_per_op:.1f}", f"{m.us_per_op / ref.us_per_op:.2f}")
+        pg.query("CHECKPOINT")  # the last case's writes are not flushed during this one
+        runs: dict[str, list[Measure]] = {driver: [] for driver, _ in clients_}
+        # Interleaved, so that a slow spell of the machine hits every client.
+        for r in range(repeat):
+            for driver, label in clients_:
+                console.log(f"{name}: {label} ({r + 1}/{repeat})")
+                if driver == "pgbench":
+                    runs[driver].append(pgbench(pg, script, clients, seconds))
+                    continue
+                fresh = f"k6{driver}{r}{int(time.time())}"
+                extra = (dict(knobs, KEY_PREFIX=fresh) if workload in ("sql-inserts", "kv-load")
+                         else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
+                runs[driver].append(k6(pg, workload, driver, clients, seconds, **extra))
+        ref = statistics.median(m.us_per_op for m in runs["pgbench"])
+        for driver, label in clients_:
+            us = [m.us_per_op for m in runs[driver]]
+            table.add_row(name, label, f"{statistics.median(m.rate for m in runs[driver]):,.0f}",
+                          f"{statistics.median(us):.1f}", f"{min(us):.1f}–{max(us):.1f}",
+                          f"{statistics.median(us) / ref:.2f}")
     return table
 
 
@@ -211,7 +226,8 @@ def memory_table(pg: Postgres, vus_list: list[int], seconds: int) -> Table:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--seconds", type=int, default=10, help="length of each run")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per client and workload, interleaved")
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--memory-vus", default="400,2400", help="VU counts for the memory table ('' to skip)")
     ap.add_argument("--cases", help="comma-separated rows of the throughput table to run ('' for none; default all)")
@@ -223,7 +239,7 @@ def main() -> None:
         load_ycsb(pg)
         only = None if a.cases is None else [c for c in a.cases.split(",") if c]
         if only != []:
-            console.print(throughput_table(pg, a.clients, a.seconds, only))
+            console.print(throughput_table(pg, a.clients, a.seconds, a.repeat, only))
         if vus_list:
             console.print(memory_table(pg, vus_list, min(a.seconds, 10)))
     finally:
