@@ -58,7 +58,8 @@ const opLatencySummary = oneOf("OP_LATENCY_SUMMARY", "off", ["off", "on"]) === "
 const ERROR_CLASSES = ["08", "23", "40", "42", "53", "57", "XX", "none"];
 
 // k6 options for a workload. `ops` lists the operations it runs, so that the
-// summary (and --summary-export) carries per-op counts and latencies;
+// summary (and --summary-export) carries per-op counts, errors and retries
+// (latencies with OP_LATENCY_SUMMARY=on);
 // `bound` caps the iterations of a load phase in the closed model.
 export function options(workload, { ops = [], bound = 0, vus = 16, extra = {} } = {}) {
   const m = loadModel(vus);
