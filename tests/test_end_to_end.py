@@ -10,6 +10,8 @@ import uuid
 
 import pytest
 
+from ybbench import latency
+
 from .ybbench_cli import ybbench_run
 
 INSERT_VUS, SELECT_VUS, DURATION = 8, 8, "8s"
@@ -117,3 +119,31 @@ def test_node_exporter_series_are_present(prometheus):
     assert cpu[0]["metric"]["node_prefix"] == "native"
     disks = prometheus.query('node_disk_reads_completed_total{job="node"}')
     assert disks, "no node_exporter disk series"
+
+
+def test_per_op_latency_of_a_mixed_run_comes_from_prometheus(runs, postgres, prometheus, tmp_path):
+    """sql-updates mixes selects and updates: without OP_LATENCY_SUMMARY its
+    k6 summary has no per-op latency, and `ybbench run --prometheus` fills it
+    from the native histograms. With it on, k6's exact numbers are there to
+    hold Prometheus' quantiles against."""
+    knobs = {"VUS": 4, "DURATION": "4s", "KEY_PREFIX": runs["prefix"], "MAX_WRITTEN_KEY": runs["written"],
+             "DB_DRIVER": "pgx"}
+    run_id = f"lat{uuid.uuid4().hex[:8]}"
+    filled = ybbench_run("sql-updates", postgres, tmp_path, testid=f"{run_id}-p", prometheus=prometheus.url,
+                         knobs=knobs)
+    assert filled.code == 0, filled.output
+    for op in ("select", "update"):
+        lat = filled.digest()["ops"][op]["latency_ms"]
+        assert lat["source"] == "prometheus" and 0 < lat["p50"] <= lat["p99"] < 1000, (op, lat)
+    exact = ybbench_run("sql-updates", postgres, tmp_path, testid=f"{run_id}-k", prometheus=prometheus.url,
+                        knobs={**knobs, "OP_LATENCY_SUMMARY": "on"})
+    assert exact.code == 0, exact.output
+    params = json.loads((exact.folder / "params.json").read_text())
+    for op in ("select", "update"):
+        k6 = exact.digest()["ops"][op]["latency_ms"]
+        assert "source" not in k6
+        prom = latency.from_prometheus(prometheus.url, exact.folder.name, op, params["started"], params["finished"])
+        # Native histogram buckets at k6's resolution: within a few percent.
+        for q in ("p50", "p95", "p99"):
+            assert prom[q] == pytest.approx(k6[q], rel=0.15), (op, q, prom, k6)
+        assert prom["avg"] == pytest.approx(k6["avg"], rel=0.02), (op, prom, k6)

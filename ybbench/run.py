@@ -6,6 +6,7 @@ summary and k6's log. The folder appears whole or not at all.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import logs
+from . import latency, logs
 from .errors import UserError
 from .services import check_ready
 from .files import staged_dir, write_json
@@ -152,6 +153,14 @@ def run(
             logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid}, stamped)
         if code not in K6_RAN:
             raise UserError(f"{workload} failed (k6 exit {code}): {k6_error(stage / 'k6.log')}")
+        finished = time.time()
+        summary = stage / "summary.json"
+        if prometheus and summary.exists():
+            for op in latency.fill(summary, prometheus, testid, started, finished):
+                lat = json.loads(summary.read_text())["ops"][op]["latency_ms"]
+                if not quiet:
+                    print(f"  {op} latency from Prometheus (native histogram): p50 {lat['p50']:.3f} ms, "
+                          f"p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms")
         write_json(
             stage / "params.json",
             {
@@ -161,7 +170,7 @@ def run(
                 "prometheus": prometheus,
                 "loki": loki,
                 "started": started,
-                "finished": time.time(),
+                "finished": finished,
                 "k6_exit_code": code,
             },
         )
