@@ -32,7 +32,7 @@ def runs(request, postgres, prometheus, tmp_path_factory):
                           knobs={"DB_DRIVER": driver, "VUS": SELECT_VUS, "DURATION": DURATION, "KEY_PREFIX": run_id,
                                  "MAX_WRITTEN_KEY": written})
     assert selects.code == 0, selects.output
-    return {"prefix": run_id, "inserts": inserts, "selects": selects, "written": written}
+    return {"prefix": run_id, "inserts": inserts, "selects": selects, "written": written, "driver": driver}
 
 
 def test_table_holds_exactly_the_rows_k6_reports_inserted(runs, postgres):
@@ -126,8 +126,10 @@ def test_per_op_latency_of_a_mixed_run_comes_from_prometheus(runs, postgres, pro
     k6 summary has no per-op latency, and `ybbench run --prometheus` fills it
     from the native histograms. With it on, k6's exact numbers are there to
     hold Prometheus' quantiles against."""
+    if runs["driver"] != "pgx":
+        pytest.skip("the histograms are k6's whatever the driver: one is enough")
     knobs = {"VUS": 4, "DURATION": "4s", "KEY_PREFIX": runs["prefix"], "MAX_WRITTEN_KEY": runs["written"],
-             "DB_DRIVER": "pgx"}
+             "DB_DRIVER": runs["driver"]}
     run_id = f"lat{uuid.uuid4().hex[:8]}"
     filled = ybbench_run("sql-updates", postgres, tmp_path, testid=f"{run_id}-p", prometheus=prometheus.url,
                          knobs=knobs)
