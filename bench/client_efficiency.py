@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tests.stack import BIN, PG_BIN, REPO, Postgres
-from ybbench.run import K6_GO_ENV
+from ybbench.run import k6_env
 
 ROWS = 200_000
 PREFIX = "bench"
@@ -86,9 +86,7 @@ def pgbench(pg: Postgres, script: str, clients: int, seconds: int) -> Measure:
 def k6(pg: Postgres, workload: str, driver: str, clients: int, seconds: int, **knobs) -> Measure:
     with tempfile.TemporaryDirectory() as d:
         summary = Path(d) / "summary.json"
-        env = pg.env()
-        for k, v in K6_GO_ENV.items():
-            env.setdefault(k, v)  # as `ybbench run` runs k6
+        env = k6_env(pg.env())  # as `ybbench run` runs k6
         env.update(YSQL_NODES=f"127.0.0.1:{pg.port}", DB_USER=pg.user, DB_NAME=pg.database, DB_DRIVER=driver,
                    VUS=str(clients), DURATION=f"{seconds}s", **{k: str(v) for k, v in knobs.items()})
         _, cpu, rss = run_measured(
@@ -161,6 +159,10 @@ PGBENCH_YCSB_A = (f"\\set n random(0, {YCSB_RECORDS - 1})\n\\set f random(0, 9)\
                   "\\endif\n")
 
 
+# (driver, label); "pgbench" is the reference, the others k6's DB_DRIVER.
+CLIENTS = (("pgbench", "pgbench -M prepared"), ("postgres", "k6 + xk6-sql + lib/pq"), ("pgx", "k6 + xk6-sql + pgx"))
+
+
 def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only: list[str] | None) -> Table:
     table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, "
                         f"{repeat} runs of {seconds} s per client, interleaved (median, min–max)")
@@ -181,15 +183,14 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
         # client's cost per operation too (fewer operations per wakeup).
         "ycsb-load": (PGBENCH_YCSB_LOAD, "ycsb-load", {"RECORD_COUNT": 10**9}),
     }
-    clients_ = (("pgbench", "pgbench -M prepared"), ("postgres", "k6 + xk6-sql + lib/pq"), ("pgx", "k6 + xk6-sql + pgx"))
     for name, (script, workload, knobs) in cases.items():
         if only is not None and name not in only:
             continue
         pg.query("CHECKPOINT")  # the last case's writes are not flushed during this one
-        runs: dict[str, list[Measure]] = {driver: [] for driver, _ in clients_}
+        runs: dict[str, list[Measure]] = {driver: [] for driver, _ in CLIENTS}
         # Interleaved, so that a slow spell of the machine hits every client.
         for r in range(repeat):
-            for driver, label in clients_:
+            for driver, label in CLIENTS:
                 console.log(f"{name}: {label} ({r + 1}/{repeat})")
                 if driver == "pgbench":
                     runs[driver].append(pgbench(pg, script, clients, seconds))
@@ -199,7 +200,7 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
                          else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
                 runs[driver].append(k6(pg, workload, driver, clients, seconds, **extra))
         ref = statistics.median(m.us_per_op for m in runs["pgbench"])
-        for driver, label in clients_:
+        for driver, label in CLIENTS:
             us = [m.us_per_op for m in runs[driver]]
             table.add_row(name, label, f"{statistics.median(m.rate for m in runs[driver]):,.0f}",
                           f"{statistics.median(us):.1f}", f"{min(us):.1f}–{max(us):.1f}",

@@ -12,7 +12,7 @@
 import { identifier, int, str, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, ensure } from "./lib/db.js";
 import { key, valueMaker } from "./lib/keys.js";
-import { attempt, tagIteration } from "./lib/metrics.js";
+import { attempt, tagIteration, pastBound } from "./lib/metrics.js";
 import { summaryHandler } from "./lib/summary.js";
 import { options as runOptions, testid, iterationInTest } from "./lib/run.js";
 
@@ -47,10 +47,7 @@ export default function (data) {
   // iterationInTest is unique across VUs and across k6 instances running
   // execution segments of one test, so no two iterations write one key.
   const n = iterationInTest();
-  if (numUniqueKeys && n >= numUniqueKeys) {
-    tagIteration("idle"); // the open model's bound: not an insert
-    return;
-  }
+  if (pastBound(n, numUniqueKeys)) return;
   tagIteration("insert");
   args[1] = key(data.prefix, n);
   args[2] = makeValue(n);

@@ -9,7 +9,7 @@
 // Several k6 instances (execution segments) split INSERT_COUNT between them.
 import { ConfigError, identifier, int, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, ensure } from "./lib/db.js";
-import { attempt, tagIteration } from "./lib/metrics.js";
+import { attempt, tagIteration, pastBound } from "./lib/metrics.js";
 import { options as runOptions, iterationInTest } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 import { keyName, fieldMaker, usertable } from "./lib/ycsb.js";
@@ -40,10 +40,7 @@ export function setup() {
 export default function () {
   if (!field) field = fieldMaker(t.fieldLength);
   const n = iterationInTest();
-  if (n >= insertCount) {
-    tagIteration("idle"); // the open model's bound: not an insert
-    return;
-  }
+  if (pastBound(n, insertCount)) return;
   tagIteration("insert");
   args[1] = keyName(insertStart + n);
   for (let i = 2; i <= t.fieldCount + 1; i++) args[i] = field();

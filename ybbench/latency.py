@@ -51,10 +51,10 @@ def from_prometheus(prometheus: str, testid: str, op: str, started: float, finis
     return out
 
 
-def fill(summary_json: Path, prometheus: str, testid: str, started: float, finished: float) -> list[str]:
-    """Fill the ops of summary.json that have no latency; the ops filled."""
+def fill(summary_json: Path, prometheus: str, testid: str, started: float, finished: float) -> dict[str, dict]:
+    """Fill the ops of summary.json that have no latency; op -> latency filled."""
     digest = json.loads(summary_json.read_text())
-    filled = []
+    filled = {}
     for op, o in digest.get("ops", {}).items():
         if o.get("latency_ms") is None:
             try:
@@ -62,8 +62,7 @@ def fill(summary_json: Path, prometheus: str, testid: str, started: float, finis
             except (urllib.error.URLError, OSError, KeyError, ValueError):
                 lat = None  # the run stands without it; the dashboard has it
             if lat is not None:
-                o["latency_ms"] = lat
-                filled.append(op)
+                o["latency_ms"] = filled[op] = lat
     if filled:
         summary_json.write_text(json.dumps(digest, indent=1))
     return filled

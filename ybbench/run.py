@@ -6,7 +6,6 @@ summary and k6's log. The folder appears whole or not at all.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -156,8 +155,7 @@ def run(
         finished = time.time()
         summary = stage / "summary.json"
         if prometheus and summary.exists():
-            for op in latency.fill(summary, prometheus, testid, started, finished):
-                lat = json.loads(summary.read_text())["ops"][op]["latency_ms"]
+            for op, lat in latency.fill(summary, prometheus, testid, started, finished).items():
                 if not quiet:
                     print(f"  {op} latency from Prometheus (native histogram): p50 {lat['p50']:.3f} ms, "
                           f"p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms")

@@ -9,7 +9,7 @@
 import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
 import { open, runners, nodeFor, checkReachable, ensure, requireKey } from "./db.js";
 import { paddedKeyMaker, randomValueMaker } from "./keys.js";
-import { attempt, tagIteration, keysMissing } from "./metrics.js";
+import { attempt, tagIteration, pastBound, keysMissing } from "./metrics.js";
 import { options as runOptions, testid, iterationInTest } from "./run.js";
 import { summaryHandler } from "./summary.js";
 
@@ -105,17 +105,13 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   function run(data) {
     if (!key) {
       key = paddedKeyMaker(data.prefix, keyBytes);
-      // Each of its two pools holds a whole statement's values.
-      value = randomValueMaker(valueBytes, Math.max(65536, opSize * valueBytes));
+      value = randomValueMaker(valueBytes);
     }
     if (load) {
       // iterationInTest is unique across VUs and execution segments: no two
       // iterations write one key. In the open model the bound is checked here.
       const n = iterationInTest();
-      if (bound && n >= bound) {
-        tagIteration("idle"); // past the bound: not an insert
-        return;
-      }
+      if (pastBound(n, bound)) return;
       tagIteration("insert");
       write("insert", insert, n * opSize);
       return;

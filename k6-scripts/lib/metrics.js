@@ -53,6 +53,15 @@ function logFirst(op, state, e) {
   console.warn(`${op} failed (SQLSTATE ${state}): ${errorMessage(e)}; further ${op} errors of this VU with this SQLSTATE are only counted`);
 }
 
+// A load's key bound in the open model, which cannot stop at an iteration
+// count: an iteration whose number n is past `bound` (0: none) writes
+// nothing, and is tagged idle so that it does not count as the load's op.
+export function pastBound(n, bound) {
+  if (!bound || n < bound) return false;
+  tagIteration("idle");
+  return true;
+}
+
 // Runs one statement, fn(...args) with args = [statement text, parameters...],
 // with its retries. Returns the statement's result, or undefined when it
 // failed (the error is counted by SQLSTATE, not thrown: one failed statement
