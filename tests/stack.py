@@ -83,6 +83,14 @@ class Process:
     def tail(self, n: int = 20) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
 
+    def serves(self, url: str) -> bool:
+        """True once `url` answers 200; raises with the log's tail if the
+        process has exited (wait_until reports it)."""
+        if not self.alive():
+            raise RuntimeError(f"{self.name} exited:\n{self.tail()}")
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status == 200
+
 
 @dataclass
 class Postgres:
@@ -199,13 +207,7 @@ class Prometheus:
              f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-remote-write-receiver"],
             root,
         )
-        wait_until(self.ready, "Prometheus to be ready", timeout=60)
-
-    def ready(self) -> bool:
-        if not self.proc.alive():
-            raise RuntimeError(f"prometheus exited:\n{self.proc.tail()}")
-        with urllib.request.urlopen(f"{self.url}/-/ready", timeout=2) as r:
-            return r.status == 200
+        wait_until(lambda: self.proc.serves(f"{self.url}/-/ready"), "Prometheus to be ready", timeout=60)
 
     def api(self, path: str, **params) -> dict:
         url = f"{self.url}/api/v1/{path}?{urllib.parse.urlencode(params)}"
@@ -241,13 +243,7 @@ class Loki:
                    LOKI_GRPC_PORT=str(free_port()), LOKI_DATA=str(root / "data"))
         self.proc = Process("loki", [str(BIN / "loki"), f"-config.file={REPO / 'compose' / 'loki' / 'loki.yml'}",
                                      "-config.expand-env=true"], root, env=env)
-        wait_until(self.ready, "Loki to be ready", timeout=90)
-
-    def ready(self) -> bool:
-        if not self.proc.alive():
-            raise RuntimeError(f"loki exited:\n{self.proc.tail()}")
-        with urllib.request.urlopen(f"{self.url}/ready", timeout=2) as r:
-            return r.status == 200
+        wait_until(lambda: self.proc.serves(f"{self.url}/ready"), "Loki to be ready", timeout=90)
 
     def lines(self, selector: str) -> list[str]:
         params = urllib.parse.urlencode({"query": selector, "limit": 5000, "since": "1h"})
