@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Go binaries of the native test stack (k6 with our xk6-sql
-# stand-in, Prometheus + promtool, node_exporter, Loki, the compose checker) into
+# Builds the Go binaries of the native test stack and of the compose test's
+# stand-in images (k6 with our xk6-sql stand-in, Prometheus + promtool,
+# node_exporter, Loki, Promtail, the Docker Compose v2 CLI plugin) into
 # $YBBENCH_CACHE/bin, outside the repo. A module is rebuilt only when its
 # go.mod, go.sum or sources change, so repeated test runs cost nothing.
 set -euo pipefail
@@ -37,11 +38,20 @@ build() { # module-dir ldflags package...
 prom=$(version_of prometheus github.com/prometheus/prometheus | sed -E 's/^v0\.([0-9])([0-9]+)\.([0-9]+)$/\1.\2.\3/')
 node=$(version_of node_exporter github.com/prometheus/node_exporter | sed 's/^v//')
 loki=$(version_of loki github.com/grafana/loki/v3 | sed 's/^v//')
+promtail=$(version_of promtail github.com/grafana/loki/v3 | sed 's/^v//')
+compose=$(version_of compose github.com/docker/compose/v2)
 common=github.com/prometheus/common/version
 
 build k6 "" .
-build composecheck "" .
 build prometheus "-X $common.Version=$prom" github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 build node_exporter "-X $common.Version=$node" github.com/prometheus/node_exporter
 build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki" github.com/grafana/loki/v3/cmd/loki
+# Promtail needs cgo only for the systemd journal, which the stack does not read.
+CGO_ENABLED=0 build promtail "-X github.com/grafana/loki/v3/pkg/util/build.Version=$promtail" github.com/grafana/loki/v3/clients/cmd/promtail
+build compose "-X main.version=$compose" .
+
+# `docker compose`: the CLI finds plugins in ~/.docker/cli-plugins.
+plugins=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins
+mkdir -p "$plugins"
+ln -sf "$bin/docker-compose" "$plugins/docker-compose"
 echo "$bin"

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""YugabyteDB STAND-IN for the compose tests: not YugabyteDB.
+
+Runs as `yb-master` or `yb-tserver` with the flags compose passes, and
+serves what the compose stack relies on:
+  - the real YugabyteDB 2.23.1 /prometheus-metrics captures (timestamps
+    stripped, as a live scrape would be fresh) on the master :7000, tserver
+    :9000, YCQL :12000 and YSQL :13000 ports;
+  - the master RPC port (:7100), which the stand-in yb-admin connects to;
+  - YSQL on :5433 from PostgreSQL, role and database `yugabyte`, no
+    password (YSQL's default). A real cluster serves one database from every
+    tserver; here yb-tserver-1 keeps the data and the other tservers forward
+    their YSQL port to it when YB_STANDIN_YSQL_UPSTREAM names it.
+It logs to stderr (compose runs the real servers with --alsologtostderr).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+CAPTURES = Path("/home/yugabyte/standin/captures")
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+_TIMESTAMP = re.compile(rb"^([^#].*\S)\s+[0-9]{13}$", re.M)
+
+
+def log(msg: str) -> None:
+    print(f"I{time.strftime('%m%d %H:%M:%S')} yb-standin {msg}", file=sys.stderr, flush=True)
+
+
+def flags(argv: list[str]) -> dict[str, str]:
+    """gflags as YugabyteDB takes them: --name=value or --name (true)."""
+    out = {}
+    for a in argv:
+        if a.startswith("--"):
+            name, _, value = a[2:].partition("=")
+            out[name] = value if _ else "true"
+    return out
+
+
+def serve_metrics(port: int, capture: str) -> None:
+    body = _TIMESTAMP.sub(rb"\1", (CAPTURES / capture).read_bytes())
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's naming
+            if self.path.split("?")[0] != "/prometheus-metrics":
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("0.0.0.0", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    log(f"serving {capture} on :{port}/prometheus-metrics")
+
+
+def accept_rpc(port: int) -> None:
+    """The master RPC port: accepts and closes (yb-admin only connects)."""
+    s = socket.create_server(("0.0.0.0", port), reuse_port=True)
+
+    def loop():
+        while True:
+            conn, _ = s.accept()
+            conn.close()
+
+    threading.Thread(target=loop, daemon=True).start()
+    log(f"master RPC stand-in on :{port}")
+
+
+def forward_ysql(port: int, upstream: str) -> None:
+    """YSQL of a tserver that keeps no data: a TCP forward to the one that does."""
+    host, _, uport = upstream.partition(":")
+
+    def pipe(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def handle(client):
+        try:
+            server = socket.create_connection((host, int(uport)), timeout=5)
+            server.settimeout(None)
+        except OSError as e:
+            log(f"YSQL upstream {upstream} unreachable: {e}")
+            client.close()
+            return
+        threading.Thread(target=pipe, args=(client, server), daemon=True).start()
+        pipe(server, client)
+
+    s = socket.create_server(("0.0.0.0", port), reuse_port=True)
+
+    def loop():
+        while True:
+            threading.Thread(target=handle, args=(s.accept()[0],), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    log(f"YSQL on :{port} forwards to {upstream}")
+
+
+def run_postgres(data_root: Path, port: int) -> subprocess.Popen:
+    """PostgreSQL as YSQL: trust auth for role yugabyte, database yugabyte."""
+    pgdata = data_root / "yb-data" / "tserver" / "standin-postgres"
+    if not (pgdata / "PG_VERSION").exists():
+        pgdata.mkdir(parents=True, exist_ok=True)
+        os.chown(pgdata, *_postgres_ids())
+        _as_postgres([str(PG_BIN / "initdb"), "-D", str(pgdata), "-U", "yugabyte", "-A", "trust", "--no-sync"])
+        log(f"initialised YSQL data in {pgdata}")
+        first = True
+    else:
+        first = False
+    proc = subprocess.Popen(
+        ["runuser", "-u", "postgres", "--", str(PG_BIN / "postgres"), "-D", str(pgdata), "-p", str(port),
+         "-c", "listen_addresses=*", "-c", "unix_socket_directories=/tmp", "-c", "max_connections=400",
+         "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "shared_buffers=128MB"],
+    )
+    deadline = time.monotonic() + 60
+    while subprocess.run([str(PG_BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]).returncode != 0:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            sys.exit("yb-standin: PostgreSQL (YSQL) did not start")
+        time.sleep(0.2)
+    if first:
+        _as_postgres([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "yugabyte", "-d", "postgres",
+                      "-qc", "CREATE DATABASE yugabyte"])
+    log(f"YSQL (PostgreSQL) on :{port}")
+    return proc
+
+
+def _postgres_ids() -> tuple[int, int]:
+    import pwd
+    p = pwd.getpwnam("postgres")
+    return p.pw_uid, p.pw_gid
+
+
+def _as_postgres(cmd: list[str]) -> None:
+    subprocess.run(["runuser", "-u", "postgres", "--", *cmd], check=True, stdout=subprocess.DEVNULL)
+
+
+def main() -> None:
+    role = Path(sys.argv[0]).name  # yb-master or yb-tserver
+    f = flags(sys.argv[1:])
+    log(f"{role} STAND-IN (not YugabyteDB) with flags {' '.join(sorted(f))}")
+    data_root = Path(f.get("fs_data_dirs", "/mnt/disk0").split(",")[0])
+    (data_root / "yb-data" / role.removeprefix("yb-")).mkdir(parents=True, exist_ok=True)
+    children: list[subprocess.Popen] = []
+    if role == "yb-master":
+        serve_metrics(int(f.get("webserver_port", 7000)), "master.txt")
+        accept_rpc(int(f.get("rpc_bind_addresses", ":7100").rpartition(":")[2]))
+    else:
+        serve_metrics(int(f.get("webserver_port", 9000)), "tserver.txt")
+        serve_metrics(12000, "ycql.txt")
+        serve_metrics(13000, "ysql.txt")
+        ysql_port = int(f.get("pgsql_proxy_bind_address", "0.0.0.0:5433").rpartition(":")[2])
+        upstream = os.environ.get("YB_STANDIN_YSQL_UPSTREAM")
+        if upstream:
+            forward_ysql(ysql_port, upstream)
+        else:
+            children.append(run_postgres(data_root, ysql_port))
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.wait(1):
+        if any(c.poll() is not None for c in children):
+            sys.exit("yb-standin: PostgreSQL (YSQL) exited")
+    log("stopping")
+    for c in children:
+        c.send_signal(signal.SIGINT)  # PostgreSQL's fast shutdown
+        c.wait(30)
+
+
+if __name__ == "__main__":
+    main()

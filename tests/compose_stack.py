@@ -1,0 +1,184 @@
+"""The compose stack under test: a Docker engine (started here when none
+runs, and stopped again), the stand-in images (tests/compose/images), and
+the project's compose/docker-compose.yml run unchanged with the test-only
+tests/compose/override.yml, on an internal network."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .stack import REPO, run_checked, wait_until
+
+COMPOSE_FILE = REPO / "compose" / "docker-compose.yml"
+OVERRIDE = REPO / "tests" / "compose" / "override.yml"
+BUILD_IMAGES = REPO / "tests" / "compose" / "images" / "build.sh"
+PROJECT = "ybbench"  # compose/.env's COMPOSE_PROJECT_NAME
+NETWORK = f"{PROJECT}_ybbench"
+
+
+def docker_answers() -> bool:
+    return subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+
+
+class Engine:
+    """dockerd: the one already running, or one started here."""
+
+    def __init__(self):
+        self.proc = None
+        if docker_answers():
+            return
+        if not shutil.which("dockerd"):
+            raise RuntimeError("no Docker engine: install Debian's docker.io (native/install-deps.sh does)")
+        self.log = Path(tempfile.mkdtemp(prefix="ybbench-dockerd-")) / "dockerd.log"
+        with open(self.log, "w") as f:
+            self.proc = subprocess.Popen(["dockerd"], stdout=f, stderr=subprocess.STDOUT)
+        wait_until(docker_answers, f"dockerd to answer (log: {self.log})", timeout=60, interval=0.5)
+
+    def stop(self) -> None:
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait(60)
+
+
+def build_images() -> dict[str, str]:
+    """The stand-in images' tags, YBT_<NAME>_IMAGE -> tag."""
+    out = run_checked([str(BUILD_IMAGES)], timeout=3600).stdout
+    return dict(line.split("=", 1) for line in out.split())
+
+
+@dataclass
+class K6Run:
+    code: int
+    output: str
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Statements per op, from the summary table k6 prints."""
+        return {m[0]: int(m[1]) for m in re.findall(r"^  (insert|select|update|scan) +(\d+) ", self.output, re.M)}
+
+    @property
+    def errors(self) -> tuple[int, str]:
+        m = re.search(r"^  errors (\d+)(?: \(SQLSTATE class ([^)]*)\))?  rows written (\d+)", self.output, re.M)
+        assert m, f"no summary in k6's output:\n{self.output[-3000:]}"
+        return int(m[1]), m[2] or ""
+
+    @property
+    def rows_written(self) -> int:
+        return int(re.search(r"rows written (\d+)", self.output)[1])
+
+
+class Compose:
+    """`docker compose -f compose/docker-compose.yml -f tests/compose/override.yml`."""
+
+    def __init__(self, images: dict[str, str]):
+        # Only what the test names reaches Compose: no workload knob of the
+        # caller's shell leaks into the runs.
+        self.env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG")}
+        self.env.update(images)
+
+    def __call__(self, *args: str, env: dict | None = None, check: bool = True, timeout: float = 600):
+        cmd = ["docker", "compose", "-f", str(COMPOSE_FILE), "-f", str(OVERRIDE), *args]
+        p = subprocess.run(cmd, cwd=REPO, env={**self.env, **(env or {})}, capture_output=True, text=True,
+                           timeout=timeout)
+        if check and p.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+        return p
+
+    def popen(self, *args: str, env: dict | None = None) -> subprocess.Popen:
+        cmd = ["docker", "compose", "-f", str(COMPOSE_FILE), "-f", str(OVERRIDE), *args]
+        return subprocess.Popen(cmd, cwd=REPO, env={**self.env, **(env or {})}, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+
+    def k6(self, service: str, profile: str, testid: str, **knobs) -> K6Run:
+        """The README's command: `docker compose --profile P run --rm k6`."""
+        p = self(*self.k6_args(service, profile), env=self.k6_env(testid, knobs), check=False)
+        return K6Run(p.returncode, p.stdout + p.stderr)
+
+    @staticmethod
+    def k6_args(service: str, profile: str) -> list[str]:
+        return ["--profile", profile, "run", "--rm", service]
+
+    @staticmethod
+    def k6_env(testid: str, knobs: dict) -> dict:
+        return {"TESTID": testid, **{k: str(v) for k, v in knobs.items()}}
+
+    def containers(self, all_: bool = False) -> list[dict]:
+        """`docker inspect` of the project's containers."""
+        ids = subprocess.run(["docker", "ps", "-q", *(["-a"] if all_ else []), "--filter",
+                              f"label=com.docker.compose.project={PROJECT}"],
+                             capture_output=True, text=True, check=True).stdout.split()
+        if not ids:
+            return []
+        return json.loads(subprocess.run(["docker", "inspect", *ids], capture_output=True, text=True,
+                                         check=True).stdout)
+
+    def service_of(self, container: dict) -> str:
+        return container["Config"]["Labels"]["com.docker.compose.service"]
+
+    def address(self, service: str) -> str:
+        """The service's address on the internal network (no port is
+        published on an internal network; the host reaches the bridge)."""
+        for c in self.containers():
+            if self.service_of(c) == service and c["Config"]["Labels"].get("com.docker.compose.oneoff") != "True":
+                return c["NetworkSettings"]["Networks"][NETWORK]["IPAddress"]
+        raise LookupError(f"no running container of {service}")
+
+    def sql(self, service: str, user: str, database: str, port: int, query: str) -> str:
+        """psql inside the service's own container, over TCP to itself."""
+        client = "ysqlsh" if service.startswith("yb-") else "psql"
+        p = self("exec", "-T", service, client, "-h", "127.0.0.1", "-p", str(port), "-U", user, "-d", database,
+                 "-XAtc", query)
+        return p.stdout.strip()
+
+
+class Api:
+    """JSON over HTTP to a container's address."""
+
+    def __init__(self, base: str):
+        self.base = base
+
+    def get(self, path: str, **params) -> dict:
+        url = f"{self.base}{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
+        with urllib.request.urlopen(url, timeout=20) as r:
+            return json.load(r)
+
+
+class PromApi(Api):
+    def query(self, promql: str) -> list[dict]:
+        body = self.get("/api/v1/query", query=promql)
+        assert body["status"] == "success", body
+        return body["data"]["result"]
+
+    def value(self, promql: str) -> float | None:
+        result = self.query(promql)
+        return float(result[0]["value"][1]) if result else None
+
+    def targets(self) -> list[dict]:
+        return self.get("/api/v1/targets", state="active")["data"]["activeTargets"]
+
+
+class LokiApi(Api):
+    def lines(self, selector: str, since: str = "1h") -> list[str]:
+        body = self.get("/loki/api/v1/query_range", query=selector, limit=5000, since=since)
+        return [line for stream in body["data"]["result"] for _, line in stream["values"]]
+
+    def label_values(self, label: str) -> list[str]:
+        return self.get(f"/loki/api/v1/label/{label}/values", since="1h").get("data", [])
+
+
+def eventually(check, what: str, timeout: float = 60):
+    return wait_until(check, what, timeout=timeout, interval=1)
+
+
+def now() -> float:
+    return time.time()
