@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import uuid
 
@@ -10,7 +11,11 @@ import pytest
 from .exporters import start_postgres_exporter
 from .stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, Prometheus, free_port, wait_until
 
-NEEDED = ("k6", "prometheus", "promtool", "node_exporter", "loki", "composecheck")
+# Every k6 the tests start, directly or through ybbench, sends no usage
+# report (k6 posts one to Grafana after each run otherwise).
+os.environ["K6_NO_USAGE_REPORT"] = "true"
+
+NEEDED = ("k6", "prometheus", "promtool", "node_exporter", "loki", "promtail", "docker-compose")
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +53,6 @@ def postgres_exporter(postgres, tmp_path_factory):
 @pytest.fixture(scope="session")
 def captures():
     """The four YugabyteDB endpoints, served from the real captures."""
-    assert CAPTURES.is_dir(), f"YugabyteDB captures not found at {CAPTURES}: set YBBENCH_SHARED to the shared folder"
     servers = {kind: CaptureServer(CAPTURES / f"{kind}.txt") for kind in ("master", "tserver", "ysql", "ycql")}
     yield {kind: s.address for kind, s in servers.items()}
     for s in servers.values():

@@ -21,10 +21,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The shared fixtures (real YugabyteDB captures, dashboard 12620) sit next
-# to the repository and are read in place, never copied into it.
+# Real YugabyteDB 2.23.1 scrapes: test data kept in the repository
+# (tests/data/yugabytedb-2.23.1/README.md says where they come from).
+CAPTURES = REPO / "tests" / "data" / "yugabytedb-2.23.1"
+# What stays outside the repository (YugabyteDB's Grafana dashboard 12620):
+# the shared folder next to it, or $YBBENCH_SHARED; tests that need it skip
+# without it.
 SHARED = Path(os.environ.get("YBBENCH_SHARED", REPO.parent / "shared"))
-CAPTURES = SHARED / "fixtures" / "yugabytedb-2.23.1"
 BIN = Path(os.environ.get("YBBENCH_CACHE", Path.home() / ".cache" / "ybbench")) / "bin"
 PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
 

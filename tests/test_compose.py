@@ -1,5 +1,6 @@
-"""compose/ is for users; here it is loaded by the real Compose spec loader
-(compose-go, native/composecheck) with its .env and every profile."""
+"""compose/ is for users; here it is loaded by the real `docker compose
+config` (Compose v2, built by native/build.sh) with its .env and every
+profile. test_compose_stack.py runs it."""
 
 from __future__ import annotations
 
@@ -11,21 +12,33 @@ import sys
 
 import pytest
 
-from .stack import BIN, REPO
+from .stack import REPO
 
 COMPOSE = REPO / "compose"
 
 
-def composecheck(folder) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "composecheck"), "-f", str(folder / "docker-compose.yml")],
-                          capture_output=True, text=True)
+def compose_config(folder) -> subprocess.CompletedProcess:
+    """`docker compose config` of every profile, as `up` would load it."""
+    return subprocess.run(["docker", "compose", "-f", str(folder / "docker-compose.yml"), "--profile", "bench",
+                           "--profile", "pg", "config", "--format", "json"], capture_output=True, text=True)
+
+
+def ports_off_loopback(project: dict) -> list[str]:
+    return sorted(f"{name} publishes {p.get('host_ip', '*')}:{p['published']}->{p['target']}"
+                  for name, svc in project["services"].items() for p in svc.get("ports", [])
+                  if p.get("published") and p.get("host_ip") != "127.0.0.1")
+
+
+def load(folder) -> dict:
+    p = compose_config(folder)
+    assert p.returncode == 0, p.stderr
+    assert "variable is not set" not in p.stderr, p.stderr
+    return json.loads(p.stdout)
 
 
 @pytest.fixture(scope="module")
 def project(binaries):
-    p = composecheck(COMPOSE)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+    return load(COMPOSE)
 
 
 @pytest.fixture
@@ -36,6 +49,10 @@ def compose_copy(tmp_path):
     return dst
 
 
+def depends(svc: dict) -> dict[str, str]:
+    return {name: d["condition"] for name, d in svc.get("depends_on", {}).items()}
+
+
 def test_yugabytedb_cluster_of_three_masters_and_three_tservers(project):
     s = project["services"]
     masters = sorted(n for n in s if n.startswith("yb-master-"))
@@ -44,12 +61,29 @@ def test_yugabytedb_cluster_of_three_masters_and_three_tservers(project):
     assert tservers == ["yb-tserver-1", "yb-tserver-2", "yb-tserver-3"]
     for t in tservers:
         assert s[t]["healthcheck"]
-        assert s[t]["depends_on"] == {m: "service_healthy" for m in masters}
+        assert depends(s[t]) == {m: "service_healthy" for m in masters}
     for m in masters:
         assert s[m]["healthcheck"]
     ports = {p["target"] for p in s["yb-tserver-1"]["ports"]}
     assert {5433, 9000, 12000, 13000} <= ports
     assert {p["target"] for p in s["yb-master-1"]["ports"]} == {7000}
+
+
+def test_yugabytedb_servers_are_sized_quiet_and_logged(project):
+    """Each server: a memory limit below its container's, no call-home,
+    logs on stderr (for Promtail), data on the image's /mnt/disk0 volume."""
+    for name, svc in project["services"].items():
+        if not name.startswith("yb-"):
+            continue
+        flags = dict(f.lstrip("-").partition("=")[::2] for f in svc["command"][1:])
+        assert flags["callhome_enabled"] == "false", name
+        assert "alsologtostderr" in flags, name
+        assert flags["fs_data_dirs"] == "/mnt/disk0", name
+        assert [v["target"] for v in svc["volumes"]] == ["/mnt/disk0"], name
+        hard = int(flags["memory_limit_hard_bytes"])
+        assert 0 < hard < int(svc["mem_limit"]), name
+    total = sum(int(svc["mem_limit"]) for n, svc in project["services"].items() if n.startswith("yb-"))
+    assert total <= 11 * 2**30, f"YugabyteDB alone may take {total / 2**30:.1f} GiB: too much for a 16 GB machine"
 
 
 def test_every_image_is_pinned_from_the_env_file(project):
@@ -58,49 +92,70 @@ def test_every_image_is_pinned_from_the_env_file(project):
         image = svc["image"]
         assert re.match(r"^[\w./-]+:[\w.-]+$", image), f"{name}: {image} has no tag"
         assert not image.endswith(":latest"), f"{name}: {image}"
-        if not svc["build"]:
-            assert image in env, f"{name}: {image} is not pinned in compose/.env"
+        if "build" not in svc:
+            assert image.split(":")[0] in env and image.split(":")[1] in env, f"{name}: {image} is not pinned in .env"
     raw = (COMPOSE / "docker-compose.yml").read_text()
     # Pulled images come only from .env; ybbench/k6 is the name of our own build.
     assert not re.search(r"^\s*image:\s*(?!ybbench/)[^$\s]", raw, re.M), "an image is written into the compose file"
 
 
-def test_profiles_and_the_k6_build(project):
+def test_the_k6_build_and_its_services(project):
     s = project["services"]
-    assert project["profiles"] == ["bench", "pg"]
-    assert s["k6"]["profiles"] == ["bench"] and s["k6"]["build"]
-    args = s["k6"]["build_args"]
+    for name, profile in (("k6", "bench"), ("k6-pg", "pg")):
+        k6 = s[name]
+        assert k6["profiles"] == [profile] and k6["build"]["context"].endswith("compose/k6")
+        # Built here, never pulled: the name is ours, and it carries every version.
+        assert k6["pull_policy"] == "build"
+        args = k6["build"]["args"]
+        for version in (args["K6_VERSION"], args["XK6_SQL_VERSION"], args["XK6_SQL_DRIVER_POSTGRES_VERSION"]):
+            assert version in k6["image"], (version, k6["image"])
+        assert k6["environment"]["K6_NO_USAGE_REPORT"] == "true"
+        assert k6["environment"]["K6_PROMETHEUS_RW_SERVER_URL"] == "http://prometheus:9090/api/v1/write"
+    args = s["k6"]["build"]["args"]
     assert args["K6_VERSION"].startswith("v2.")  # current xk6-sql needs k6 v2
     assert re.match(r"^v1\.[1-9]", args["XK6_SQL_VERSION"])
-    assert args["XK6_SQL_DRIVER_POSTGRES_VERSION"].startswith("v0.2")
-    assert s["k6"]["environment"]["K6_PROMETHEUS_RW_SERVER_URL"] == "http://prometheus:9090/api/v1/write"
-    assert all(s["k6"]["depends_on"][t] == "service_healthy" for t in ("yb-tserver-1", "yb-tserver-2", "yb-tserver-3"))
+    assert all(depends(s["k6"])[t] == "service_healthy" for t in ("yb-tserver-1", "yb-tserver-2", "yb-tserver-3"))
+    # The pg baseline's k6 boots no YugabyteDB.
+    assert depends(s["k6-pg"]) == {"postgres": "service_healthy", "prometheus": "service_healthy"}
+    assert s["k6-pg"]["environment"]["YSQL_NODES"] == "postgres:5432"
     assert s["postgres"]["profiles"] == ["pg"]
     dockerfile = (COMPOSE / "k6" / "Dockerfile").read_text()
     assert "github.com/grafana/xk6-sql@" in dockerfile and "github.com/grafana/xk6-sql-driver-postgres@" in dockerfile
 
 
-def test_no_default_passwords(project):
+def test_no_default_passwords_and_nothing_phones_home(project):
     s = project["services"]
     grafana = s["grafana"]["environment"]
     assert "GF_SECURITY_ADMIN_PASSWORD" not in grafana
     assert grafana["GF_SECURITY_ADMIN_PASSWORD__FILE"].startswith("/run/secrets/")
-    assert s["grafana"]["depends_on"]["secrets"] == "service_completed_successfully"
+    for off in ("GF_ANALYTICS_REPORTING_ENABLED", "GF_ANALYTICS_CHECK_FOR_UPDATES",
+                "GF_ANALYTICS_CHECK_FOR_PLUGIN_UPDATES", "GF_NEWS_NEWS_FEED_ENABLED"):
+        assert grafana[off] == "false", off
+    assert grafana["GF_PLUGINS_PREINSTALL_DISABLED"] == "true"
+    assert depends(s["grafana"])["secrets"] == "service_completed_successfully"
     assert "POSTGRES_PASSWORD" not in s["postgres"]["environment"]
     assert not re.search(r"(?i)password\s*[:=]\s*\w", (COMPOSE / ".env").read_text())
 
 
-def test_loki_and_prometheus_are_healthchecked(project):
+def test_healthchecks_that_mean_ready(project):
     s = project["services"]
-    assert s["loki"]["healthcheck"] and s["prometheus"]["healthcheck"] and s["grafana"]["healthcheck"]
-    raw = (COMPOSE / "docker-compose.yml").read_text()
-    assert '"/usr/bin/loki", "-health"' in raw
+    assert s["loki"]["healthcheck"]["test"] == ["CMD", "/usr/bin/loki", "-health"]
+    assert s["prometheus"]["healthcheck"] and s["grafana"]["healthcheck"]
+    # Over TCP: the entrypoint's init server listens on the socket only.
+    assert "-h" in s["postgres"]["healthcheck"]["test"]
+
+
+def test_node_exporter_mount_works_where_root_is_private(project):
+    ne = project["services"]["node-exporter"]
+    host = [v for v in ne["volumes"] if v["target"] == "/host"]
+    assert host and host[0]["read_only"] and not host[0].get("bind", {}).get("propagation"), host
+    assert "--path.udev.data=/host/run/udev/data" in ne["command"]
 
 
 def test_an_unknown_key_fails(compose_copy):
     f = compose_copy / "docker-compose.yml"
     f.write_text(f.read_text().replace("  prometheus:\n    image:", "  prometheus:\n    imagez: x\n    image:", 1))
-    p = composecheck(compose_copy)
+    p = compose_config(compose_copy)
     assert p.returncode != 0
     assert "imagez" in p.stderr
 
@@ -108,17 +163,20 @@ def test_an_unknown_key_fails(compose_copy):
 def test_a_missing_variable_fails(compose_copy):
     env = compose_copy / ".env"
     env.write_text(re.sub(r"^LOKI_IMAGE=.*$", "", env.read_text(), flags=re.M))
-    p = composecheck(compose_copy)
+    p = compose_config(compose_copy)
     assert p.returncode != 0
     assert "LOKI_IMAGE" in p.stderr
 
 
-def test_a_port_on_every_interface_fails(compose_copy):
+def test_a_port_on_every_interface_is_caught(compose_copy):
     f = compose_copy / "docker-compose.yml"
     f.write_text(f.read_text().replace('"127.0.0.1:5433:5433"', '"5433:5433"', 1))
-    p = composecheck(compose_copy)
-    assert p.returncode != 0
-    assert "yb-tserver-1" in p.stderr and "127.0.0.1" in p.stderr
+    assert ports_off_loopback(load(compose_copy)) == ["yb-tserver-1 publishes *:5433->5433"]
+
+
+def test_every_published_port_is_on_loopback(project):
+    assert not ports_off_loopback(project)
+    assert sum(len(svc.get("ports", [])) for svc in project["services"].values()) >= 15
 
 
 def test_compose_targets_are_what_ybbench_targets_writes(tmp_path):

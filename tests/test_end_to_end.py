@@ -149,3 +149,13 @@ def test_per_op_latency_of_a_mixed_run_comes_from_prometheus(runs, postgres, pro
         for q in ("p50", "p95", "p99"):
             assert prom[q] == pytest.approx(k6[q], rel=0.15), (op, q, prom, k6)
         assert prom["avg"] == pytest.approx(k6["avg"], rel=0.02), (op, prom, k6)
+
+
+def test_k6_sends_no_usage_report_unless_asked(monkeypatch):
+    """ybbench run and make bench start k6 with K6_NO_USAGE_REPORT=true (k6
+    posts a usage report to Grafana after every run otherwise)."""
+    from ybbench.run import k6_env
+    monkeypatch.delenv("K6_NO_USAGE_REPORT", raising=False)
+    assert k6_env({})["K6_NO_USAGE_REPORT"] == "true"
+    monkeypatch.setenv("K6_NO_USAGE_REPORT", "false")
+    assert k6_env({})["K6_NO_USAGE_REPORT"] == "false"

@@ -1,5 +1,5 @@
 """The project's scrape and relabel rules against real YugabyteDB 2.23.1
-captures (../shared/fixtures), scraped by the real test Prometheus: the
+captures (tests/data), scraped by the real test Prometheus: the
 series and labels YugabyteDB's docs and dashboard 12620 rely on exist."""
 
 from __future__ import annotations
@@ -89,6 +89,8 @@ def _fill(expr: str) -> str:
     return expr
 
 
+@pytest.mark.skipif(not DASHBOARD_12620.exists(),
+                    reason=f"YugabyteDB's dashboard 12620 is not in the repository; not found at {DASHBOARD_12620}")
 def test_dashboard_12620_works_unmodified(scraped):
     """YugabyteDB's own dashboard, on our relabeling: as many of its queries
     return data as with the docs' config (about 178 of 453 on these

@@ -53,6 +53,9 @@ def _quarter_of_memory() -> str:
 
 
 K6_GO_ENV = {"GOGC": "400", "GOMEMLIMIT": _quarter_of_memory()}
+# k6 posts a usage report to Grafana after every run unless told not to;
+# nothing of ours phones home unless the user asks (K6_NO_USAGE_REPORT=false).
+K6_QUIET_ENV = {"K6_NO_USAGE_REPORT": "true"}
 
 # k6 exit codes: 0 ok, 99 thresholds crossed (the run happened, with errors).
 K6_RAN = (0, 99)
@@ -63,9 +66,10 @@ def workloads() -> list[str]:
 
 
 def k6_env(knobs: dict[str, str]) -> dict[str, str]:
-    """The environment k6 runs in: ours, the knobs, Go's GC setting."""
+    """The environment k6 runs in: ours, the knobs, Go's GC setting, no
+    usage report."""
     env = dict(os.environ, **knobs)
-    for k, v in K6_GO_ENV.items():
+    for k, v in {**K6_GO_ENV, **K6_QUIET_ENV}.items():
         env.setdefault(k, v)
     return env
 

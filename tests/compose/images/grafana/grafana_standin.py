@@ -53,7 +53,7 @@ def read_file_vars():
                 value = Path(path).read_text().rstrip("\r\n")
             except OSError as e:
                 die(f"{name}: cannot read {path}: {e.strerror}")
-            if False:
+            if not value:
                 die(f"{name}: {path} is empty")
             os.environ[name[:-len("__FILE")]] = value
 

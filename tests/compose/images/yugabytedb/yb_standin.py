@@ -126,6 +126,9 @@ def run_postgres(data_root: Path, port: int) -> subprocess.Popen:
         pgdata.mkdir(parents=True, exist_ok=True)
         os.chown(pgdata, *_postgres_ids())
         _as_postgres([str(PG_BIN / "initdb"), "-D", str(pgdata), "-U", "yugabyte", "-A", "trust", "--no-sync"])
+        # YSQL's default: any host, no password (until --ysql_enable_auth).
+        with open(pgdata / "pg_hba.conf", "a") as hba:
+            hba.write("host all all all trust\n")
         log(f"initialised YSQL data in {pgdata}")
         first = True
     else:
@@ -136,7 +139,7 @@ def run_postgres(data_root: Path, port: int) -> subprocess.Popen:
          "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "shared_buffers=128MB"],
     )
     deadline = time.monotonic() + 60
-    while subprocess.run([str(PG_BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]).returncode != 0:
+    while subprocess.run([str(PG_BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port), "-U", "yugabyte", "-d", "postgres"]).returncode != 0:
         if proc.poll() is not None or time.monotonic() > deadline:
             sys.exit("yb-standin: PostgreSQL (YSQL) did not start")
         time.sleep(0.2)
