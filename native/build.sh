@@ -9,13 +9,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 bin=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/bin
 mkdir -p "$bin"
 
-# A module's sources: its go.mod, go.sum and Go files, and those of the
-# folders its go.mod replaces modules with.
+# A build's inputs: the module's go.mod, go.sum and Go files, those of the
+# folders its go.mod replaces modules with, and the link flags.
 stamp() {
   (
     cd "$here/$1"
     dirs=". $(grep -oE '=> \.{1,2}/[^ ]+' go.mod | cut -c4- || true)"
     cat go.mod go.sum $(find $dirs -name '*.go' -o -name go.mod | sort)
+    echo "$2"
   ) | sha256sum | cut -c1-16
 }
 
@@ -27,7 +28,7 @@ version_of() {
 build() { # module-dir ldflags package...
   local mod=$1 ldflags=$2
   shift 2
-  local mark="$bin/.built-$mod-$(stamp "$mod")"
+  local mark="$bin/.built-$mod-$(stamp "$mod" "$ldflags")"
   [ -f "$mark" ] && return 0
   echo "native/build.sh: building $mod (once; cached in $bin)" >&2
   (cd "$here/$mod" && go build -ldflags "$ldflags" -o "$bin/" "$@")
@@ -48,7 +49,7 @@ build node_exporter "-X $common.Version=$node" github.com/prometheus/node_export
 build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki" github.com/grafana/loki/v3/cmd/loki
 # Promtail needs cgo only for the systemd journal, which the stack does not read.
 CGO_ENABLED=0 build promtail "-X github.com/grafana/loki/v3/pkg/util/build.Version=$promtail" github.com/grafana/loki/v3/clients/cmd/promtail
-build compose "-X main.version=$compose" .
+build compose "-X main.version=$compose -X github.com/docker/compose/v2/internal.Version=$compose" .
 
 # `docker compose`: the CLI finds plugins in ~/.docker/cli-plugins.
 plugins=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins

@@ -133,12 +133,14 @@ class Compose:
                 return c["NetworkSettings"]["Networks"][NETWORK]["IPAddress"]
         raise LookupError(f"no running container of {service}")
 
-    def sql(self, service: str, user: str, database: str, port: int, query: str) -> str:
-        """psql inside the service's own container, over TCP to itself."""
-        client = "ysqlsh" if service.startswith("yb-") else "psql"
-        p = self("exec", "-T", service, client, "-h", "127.0.0.1", "-p", str(port), "-U", user, "-d", database,
-                 "-XAtc", query)
-        return p.stdout.strip()
+    def ysql(self, query: str) -> str:
+        """ysqlsh inside yb-tserver-1, as the compose healthcheck runs it."""
+        return self("exec", "-T", "yb-tserver-1", "ysqlsh", "-h", "127.0.0.1", "-p", "5433", "-U", "yugabyte",
+                    "-XAtc", query).stdout.strip()
+
+    def pg(self, query: str) -> str:
+        """psql inside the pg baseline's container, on its Unix socket."""
+        return self("exec", "-T", "postgres", "psql", "-U", "ybbench", "-d", "ybbench", "-XAtc", query).stdout.strip()
 
 
 class Api:

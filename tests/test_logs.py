@@ -26,3 +26,18 @@ def test_loki_down_stops_the_run_before_any_load(postgres, tmp_path, testid):
     assert r.code != 0 and f"Loki at http://127.0.0.1:{port} is not reachable" in r.output
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
     assert postgres.query(f"SELECT to_regclass('public.{table}') IS NULL") == "t"
+
+
+def test_loki_enforces_its_retention(loki):
+    """limits_config.retention_period does nothing unless the compactor
+    applies it; Loki refuses retention without a delete_request_store, so a
+    Loki that runs this config has both."""
+    import urllib.request
+
+    import yaml
+
+    with urllib.request.urlopen(f"{loki.url}/config", timeout=10) as r:
+        config = yaml.safe_load(r.read())
+    assert config["compactor"]["retention_enabled"] is True
+    assert config["compactor"]["delete_request_store"] == "filesystem"
+    assert config["limits_config"]["retention_period"] == "1w"

@@ -43,7 +43,12 @@ image() {
   tag=ybbench-test/$name:$( (echo "$base"; cd "$ctx" && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-12)
   if ! docker image inspect "$tag" >/dev/null 2>&1; then
     echo "tests/compose/images: building $tag" >&2
-    DOCKER_BUILDKIT=0 docker build -q --network none --build-arg BASE="$base" -t "$tag" "$ctx" >/dev/null
+    # The classic builder (dockerd 20.10 has no buildx here); its output
+    # only when it fails.
+    if ! out=$(DOCKER_BUILDKIT=0 docker build -q --network none --build-arg BASE="$base" -t "$tag" "$ctx" 2>&1); then
+      echo "$out" >&2
+      exit 1
+    fi
   fi
   rm -rf "$ctx"
   echo "YBT_$(echo "$name" | tr 'a-z-' 'A-Z_')_IMAGE=$tag"
