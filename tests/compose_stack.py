@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -22,7 +21,8 @@ from .stack import REPO, run_checked, wait_until
 COMPOSE_FILE = REPO / "compose" / "docker-compose.yml"
 OVERRIDE = REPO / "tests" / "compose" / "override.yml"
 BUILD_IMAGES = REPO / "tests" / "compose" / "images" / "build.sh"
-PROJECT = "ybbench"  # compose/.env's COMPOSE_PROJECT_NAME
+# Its own project name: the tests never touch a user's `ybbench` project.
+PROJECT = "ybbench-test"
 NETWORK = f"{PROJECT}_ybbench"
 
 
@@ -86,17 +86,19 @@ class Compose:
         self.env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG")}
         self.env.update(images)
 
+    @staticmethod
+    def command(*args: str) -> list[str]:
+        return ["docker", "compose", "-p", PROJECT, "-f", str(COMPOSE_FILE), "-f", str(OVERRIDE), *args]
+
     def __call__(self, *args: str, env: dict | None = None, check: bool = True, timeout: float = 600):
-        cmd = ["docker", "compose", "-f", str(COMPOSE_FILE), "-f", str(OVERRIDE), *args]
-        p = subprocess.run(cmd, cwd=REPO, env={**self.env, **(env or {})}, capture_output=True, text=True,
+        p = subprocess.run(self.command(*args), cwd=REPO, env={**self.env, **(env or {})}, capture_output=True, text=True,
                            timeout=timeout)
         if check and p.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
         return p
 
     def popen(self, *args: str, env: dict | None = None) -> subprocess.Popen:
-        cmd = ["docker", "compose", "-f", str(COMPOSE_FILE), "-f", str(OVERRIDE), *args]
-        return subprocess.Popen(cmd, cwd=REPO, env={**self.env, **(env or {})}, stdout=subprocess.PIPE,
+        return subprocess.Popen(self.command(*args), cwd=REPO, env={**self.env, **(env or {})}, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
 
     def k6(self, service: str, profile: str, testid: str, **knobs) -> K6Run:
@@ -180,7 +182,3 @@ class LokiApi(Api):
 
 def eventually(check, what: str, timeout: float = 60):
     return wait_until(check, what, timeout=timeout, interval=1)
-
-
-def now() -> float:
-    return time.time()

@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import shutil
 import socket
 import tempfile
 import subprocess
-import threading
 import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from .compose.images.yugabytedb.yb_standin import metrics_server
 
 REPO = Path(__file__).resolve().parent.parent
 # Real YugabyteDB 2.23.1 scrapes: test data kept in the repository
@@ -151,39 +150,14 @@ class Postgres:
         shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
-_TIMESTAMP = re.compile(r"^([^#].*\S)\s+[0-9]{13}$")
-
-
-def strip_timestamps(text: str) -> str:
-    """YugabyteDB stamps every sample in ms; Prometheus drops captured
-    samples that old, so serve them as if scraped now."""
-    return "\n".join(_TIMESTAMP.sub(r"\1", line) for line in text.splitlines()) + "\n"
-
-
 class CaptureServer:
-    """Serves one captured /prometheus-metrics page on its own port, as one
-    YugabyteDB endpoint (master, tserver, ysql or ycql) would."""
+    """One captured /prometheus-metrics page on its own loopback port, as
+    one YugabyteDB endpoint (master, tserver, ysql or ycql) would serve it;
+    the same server as the compose stack's YugabyteDB stand-in."""
 
     def __init__(self, capture: Path):
-        body = strip_timestamps(capture.read_text()).encode()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - http.server's naming
-                if urllib.parse.urlparse(self.path).path != "/prometheus-metrics":
-                    self.send_error(404)
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = metrics_server(capture, "127.0.0.1", 0)
         self.address = f"127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self) -> None:
         self.server.shutdown()

@@ -152,6 +152,14 @@ def test_node_exporter_mount_works_where_root_is_private(project):
     assert "--path.udev.data=/host/run/udev/data" in ne["command"]
 
 
+def test_promtail_ships_the_logs_of_its_own_project(project):
+    """Promtail follows the project it runs in, whatever `-p` named it."""
+    promtail = project["services"]["promtail"]
+    assert promtail["environment"]["COMPOSE_PROJECT"] == project["name"] == "ybbench"
+    assert "-config.expand-env=true" in promtail["command"]
+    assert "com.docker.compose.project=${COMPOSE_PROJECT:-ybbench}" in (COMPOSE / "promtail" / "promtail.yml").read_text()
+
+
 def test_an_unknown_key_fails(compose_copy):
     f = compose_copy / "docker-compose.yml"
     f.write_text(f.read_text().replace("  prometheus:\n    image:", "  prometheus:\n    imagez: x\n    image:", 1))

@@ -46,8 +46,12 @@ def flags(argv: list[str]) -> dict[str, str]:
     return out
 
 
-def serve_metrics(port: int, capture: str) -> None:
-    body = _TIMESTAMP.sub(rb"\1", (CAPTURES / capture).read_bytes())
+def metrics_server(capture: Path, host: str, port: int) -> ThreadingHTTPServer:
+    """Serves one capture at /prometheus-metrics, as one YugabyteDB endpoint
+    would, from a background thread. The captures' samples carry 2025
+    timestamps, which Prometheus drops as too old: they go, as if scraped now.
+    (The native test stack serves the captures with this too.)"""
+    body = _TIMESTAMP.sub(rb"\1", capture.read_bytes())
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's naming
@@ -63,8 +67,13 @@ def serve_metrics(port: int, capture: str) -> None:
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("0.0.0.0", port), Handler)
+    server = ThreadingHTTPServer((host, port), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def serve_metrics(port: int, capture: str) -> None:
+    metrics_server(CAPTURES / capture, "0.0.0.0", port)
     log(f"serving {capture} on :{port}/prometheus-metrics")
 
 
