@@ -269,3 +269,5 @@ def test_a_tserver_stopped_under_load(stack):
         return True
 
     eventually(scraped_again, "yb-tserver-2 scraped again after its restart", timeout=90)
+    # ... and Prometheus saw it down while it was stopped.
+    assert prom.value('min_over_time(up{instance="yb-tserver-2:9000"}[5m])') == 0
