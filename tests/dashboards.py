@@ -1,11 +1,15 @@
 """Reading the generated dashboards as Grafana would: every query of every
 panel, variable and annotation, with Grafana's variables replaced by the
-values a test chooses."""
+values a test chooses; and running the LogQL ones against a Loki."""
 
 from __future__ import annotations
 
 import json
 import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 
 from ybbench.dashboards import render
@@ -16,6 +20,8 @@ class Query:
     dashboard: str
     panel: str
     expr: str
+    datasource: str = "prometheus"  # or "loki"
+    label: str | None = None  # a label-values variable: the label, expr its stream selector
 
     def __str__(self) -> str:
         return f"{self.dashboard} / {self.panel}"
@@ -35,13 +41,27 @@ def panels(board: dict) -> list[dict]:
 
 def queries(board: dict) -> list[Query]:
     title = board["title"]
-    out = [Query(title, p["title"], t["expr"]) for p in panels(board) for t in p.get("targets", [])]
-    out += [Query(title, f"annotation {a['name']}", a["expr"]) for a in board["annotations"]["list"]]
+    out = [Query(title, p["title"], t["expr"], t["datasource"]["type"])
+           for p in panels(board) for t in p.get("targets", [])]
+    out += [Query(title, f"annotation {a['name']}", a["expr"], a["datasource"]["type"])
+            for a in board["annotations"]["list"]]
+    # Loki label-values variables (Grafana's Loki variable query, type 1).
+    out += [Query(title, f"variable {v['name']}", v["query"]["stream"], "loki", v["query"]["label"])
+            for v in board["templating"]["list"]
+            if v.get("datasource", {}).get("type") == "loki" and v["query"].get("type") == 1]
     return out
 
 
 def all_queries() -> list[Query]:
     return [q for b in boards().values() for q in queries(b)]
+
+
+def promql_queries() -> list[Query]:
+    return [q for q in all_queries() if q.datasource == "prometheus"]
+
+
+def logql_queries() -> list[Query]:
+    return [q for q in all_queries() if q.datasource == "loki"]
 
 
 _VAR = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)")
@@ -56,3 +76,47 @@ def fill(expr: str, values: dict[str, str]) -> str:
             raise KeyError(f"no test value for ${name} in {expr}")
         return values[name]
     return _VAR.sub(sub, expr)
+
+
+def run_logql(loki_url: str, query: Query, values: dict[str, str], start: float, end: float,
+              step: str = "5s") -> list:
+    """What Loki answers for the query as Grafana would send it: streams or
+    series for a panel or annotation, label values for a variable. Raises
+    on a query Loki refuses."""
+    expr = fill(query.expr, values)
+    if query.label:
+        path = f"label/{query.label}/values"
+        params = {"query": expr, "start": int(start * 1e9), "end": int(end * 1e9)}
+    else:
+        path = "query_range"
+        params = {"query": expr, "start": int(start * 1e9), "end": int(end * 1e9), "step": step, "limit": 100}
+    url = f"{loki_url.rstrip('/')}/loki/api/v1/{path}?{urllib.parse.urlencode(params)}"
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            body = json.load(r)
+    except urllib.error.HTTPError as e:
+        raise RuntimeError(f"Loki refused {expr}: {e.read().decode(errors='replace').strip()}") from None
+    if body.get("status") != "success":
+        raise RuntimeError(f"Loki answered {body} to {expr}")
+    if query.label:
+        return body.get("data") or []  # Loki leaves data out when no stream has the label
+    return body["data"]["result"]
+
+
+def logql_failures(loki_url: str, values: dict[str, str], start: float | None = None,
+                   end: float | None = None) -> list[str]:
+    """Every LogQL query of every dashboard (panels, annotations, Loki
+    variables) against the Loki at loki_url, with Grafana's variables
+    replaced by `values` (testid, service, __interval, ...); the queries
+    that fail or return nothing, one line each. Default window: the last
+    hour."""
+    end = time.time() if end is None else end
+    start = end - 3600 if start is None else start
+    failures = []
+    for query in logql_queries():
+        try:
+            if not run_logql(loki_url, query, values, start, end):
+                failures.append(f"{query}: no data for {fill(query.expr, values)}")
+        except (KeyError, RuntimeError, OSError) as e:
+            failures.append(f"{query}: {e}")
+    return failures

@@ -23,6 +23,8 @@ from datetime import datetime, timezone
 import pytest
 
 from .compose_stack import Compose, Engine, K6Run, LokiApi, NETWORK, PROJECT, PromApi, build_images, eventually
+from .dashboards import logql_failures
+from .stack import REPO
 
 DEFAULT_SERVICES = {"yb-master-1", "yb-master-2", "yb-master-3", "yb-tserver-1", "yb-tserver-2", "yb-tserver-3",
                     "secrets", "prometheus", "node-exporter", "loki", "promtail", "grafana"}
@@ -173,6 +175,23 @@ def test_promtail_ships_every_container_log_and_k6_by_testid(stack, inserts, lok
     assert any(f"keys {testid}:<n>" in line for line in k6_lines)
 
 
+def test_every_dashboard_logql_query_finds_the_logs_the_containers_wrote(stack, inserts, loki):
+    """The dashboards' Loki panels, annotations and variables, on what the
+    compose stack's containers really wrote: levels parsed by Promtail's
+    pipeline (the YugabyteDB stand-in logs in glog format, warns that it is
+    a stand-in, and its first master says it became leader), k6's log by
+    testid."""
+    testid, _ = inserts
+    values = {"testid": testid, "service": ".+", "__interval": "20s"}
+
+    def none_fail():
+        failures = logql_failures(loki.base, values)
+        assert not failures, failures
+        return True
+
+    eventually(none_fail, "every dashboard LogQL query to return lines", timeout=60)
+
+
 def test_published_ports_are_on_loopback_as_the_engine_has_them(stack):
     bindings = {}
     for c in stack.containers():
@@ -224,7 +243,9 @@ def test_secrets_exist_once_readable_only_by_their_reader(stack):
     req = urllib.request.Request(f"http://{grafana}:3000/api/search", headers={
         "Authorization": "Basic " + base64.b64encode(f"admin:{password}".encode()).decode()})
     with urllib.request.urlopen(req, timeout=10) as r:
-        assert len(json.load(r)) == 5
+        loaded = {d["uid"] for d in json.load(r)}
+    provisioned = {json.loads(f.read_text())["uid"] for f in (REPO / "grafana" / "dashboards").glob("*.json")}
+    assert loaded == provisioned
 
 
 def test_down_then_up_keeps_data_passwords_and_history(stack, inserts, prom):

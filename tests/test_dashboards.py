@@ -1,7 +1,10 @@
 """The generated dashboards: committed JSON is what the code generates, the
 hygiene Grafana users rely on, and every query returns data from real
-components (k6 runs, node_exporter, postgres_exporter, recording rules and
-the YugabyteDB captures) in the native Prometheus."""
+components: every PromQL query from k6 runs, node_exporter,
+postgres_exporter, recording rules and the YugabyteDB captures in the
+native Prometheus; every LogQL query from the services' log lines, shipped
+through the project's Promtail pipeline, and a k6 run's log in the native
+Loki."""
 
 from __future__ import annotations
 
@@ -15,11 +18,14 @@ import pytest
 
 from ybbench.dashboards import OUT, render
 
-from .dashboards import all_queries, boards, fill, panels
+from . import log_samples, promtail
+from .dashboards import all_queries, boards, fill, logql_failures, logql_queries, panels, promql_queries, run_logql
 from .stack import BIN, REPO, wait_until
 from .ybbench_cli import ybbench_run
 
 RATE_WINDOW = "20s"  # Grafana's $__rate_interval for a 5s scrape interval
+PROMETHEUS_REF = {"type": "prometheus", "uid": "${datasource}"}
+LOKI_REF = {"type": "loki", "uid": "${loki}"}
 
 
 def test_committed_json_is_what_the_code_generates():
@@ -48,29 +54,51 @@ def test_every_dashboard_has_datasource_cluster_and_testid_variables_and_run_ann
         assert {"k6 runs", "k6 phases"} <= names, b["title"]
 
 
-def test_datasource_by_variable_units_everywhere_no_instance_names():
-    refs = []
+def test_every_dashboard_links_the_others_keeping_time_and_variables():
     for b in boards().values():
-        refs += [(b["title"], v["name"], v["datasource"]) for v in b["templating"]["list"] if "datasource" in v]
-        refs += [(b["title"], a["name"], a["datasource"]) for a in b["annotations"]["list"]]
+        assert any(link["type"] == "dashboards" and link["tags"] == ["ybbench"] and link["keepTime"]
+                   and link["includeVars"] for link in b.get("links") or []), b["title"]
+
+
+def test_yugabytedb_events_are_drawn_on_the_throughput_charts():
+    overview = boards()["overview.json"]
+    ids = {p["id"]: p["title"] for p in panels(overview)}
+    events = {a["name"]: a for a in overview["annotations"]["list"] if a["datasource"]["type"] == "loki"}
+    assert set(events) == {"YugabyteDB restarts", "YugabyteDB leader changes"}
+    for a in events.values():
+        assert a["filter"]["exclude"] is False
+        assert {ids[i] for i in a["filter"]["ids"]} == {"Total YSQL ops/s by statement type", "k6 ops/s by operation"}
+
+
+def test_datasource_by_variable_units_everywhere_no_instance_names():
+    for b in boards().values():
+        variables = {v["name"]: v for v in b["templating"]["list"]}
+        refs = [(v["name"], v["datasource"]) for v in variables.values() if "datasource" in v]
+        refs += [(a["name"], a["datasource"]) for a in b["annotations"]["list"]]
         for p in panels(b):
             if p["type"] == "row":
                 continue
             where = f"{b['title']} / {p['title']}"
-            assert p["fieldConfig"]["defaults"].get("unit"), f"{where}: no unit"
-            refs.append((b["title"], p["title"], p["datasource"]))
-            refs += [(b["title"], p["title"], t["datasource"]) for t in p["targets"]]
-    for board, what, ds in refs:
-        assert ds == {"type": "prometheus", "uid": "${datasource}"}, f"{board} / {what}: datasource {ds}"
+            if p["type"] != "logs":  # log lines have no unit
+                assert p["fieldConfig"]["defaults"].get("unit"), f"{where}: no unit"
+            refs.append((p["title"], p["datasource"]))
+            assert all(t["datasource"] == p["datasource"] for t in p["targets"]), f"{where}: mixed datasources"
+        for what, ds in refs:
+            assert ds in (PROMETHEUS_REF, LOKI_REF), f"{b['title']} / {what}: datasource {ds}"
+        if any(ds == LOKI_REF for _, ds in refs):
+            assert variables.get("loki", {}).get("query") == "loki", f"{b['title']}: Loki queries, no loki variable"
     for q in all_queries():
         assert not re.search(r'instance\s*=~?\s*"[^$]', q.expr), f"{q}: hard-coded instance: {q.expr}"
         assert not re.search(r"\d+\.\d+\.\d+\.\d+|localhost|:\d{2,5}\b", q.expr), f"{q}: host in {q.expr}"
 
 
-def test_rates_use_rate_interval_or_a_recording_rule():
+def test_windows_follow_grafanas_intervals():
+    """PromQL rates over $__rate_interval (or a recording rule); LogQL
+    counts over $__interval, the step, so that no line counts twice."""
     for q in all_queries():
+        want = "$__rate_interval" if q.datasource == "prometheus" else "$__interval"
         for window in re.findall(r"\[([^\]]+)\]", q.expr):
-            assert window == "$__rate_interval", f"{q}: window [{window}] in {q.expr}"
+            assert window == want, f"{q}: window [{window}] in {q.expr}"
 
 
 def _k6_open_model(testid: str, prometheus_url: str) -> None:
@@ -126,7 +154,7 @@ def _values(live: dict) -> dict[str, str]:
             "__rate_interval": RATE_WINDOW}
 
 
-@pytest.mark.parametrize("query", all_queries(), ids=str)
+@pytest.mark.parametrize("query", promql_queries(), ids=str)
 def test_every_panel_query_returns_data(live, prometheus, query):
     expr = fill(query.expr, _values(live))
     try:
@@ -134,3 +162,64 @@ def test_every_panel_query_returns_data(live, prometheus, query):
     except Exception as e:  # noqa: BLE001 - reported with the panel's name
         pytest.fail(f"{query}: query failed: {expr}\n{e}")
     assert result, f"{query}: no series for {expr}"
+
+
+@pytest.fixture(scope="module")
+def logs_live(loki, postgres, tmp_path_factory):
+    """Every compose service's kind of log line (tests/log_samples.py)
+    shipped through the project's Promtail pipeline, labelled as its
+    docker_sd job labels a container (service, container; testid for k6),
+    and a k6 run's log through `ybbench run --loki`. Returns the variable
+    values and the query window."""
+    run = f"l{uuid.uuid4().hex[:8]}"
+    start = time.time()
+    for service, samples in log_samples.BY_SERVICE.items():
+        labels = {"service": service, "container": f"ybbench-{service}-1"}
+        if service == "k6":
+            labels["testid"] = f"{run}-compose"
+        promtail.push([line for line, _ in samples], loki.url, labels)
+    cli = ybbench_run("sql-inserts", postgres, tmp_path_factory.mktemp("logs-results"), testid=f"{run}-cli",
+                      knobs={"VUS": 2, "DURATION": "2s"}, extra_args=["--loki", loki.url])
+    assert cli.code == 0, cli.output
+    wait_until(lambda: loki.lines(f'{{testid="{run}-cli"}}'), "the run's k6 log in Loki", timeout=30)
+    values = {"testid": f"{run}-.*", "service": ".+", "__interval": "20s"}
+    return {"values": values, "start": start - 30, "end": time.time() + 1}
+
+
+@pytest.mark.parametrize("query", logql_queries(), ids=str)
+def test_every_logql_query_returns_data(logs_live, loki, query):
+    try:
+        result = run_logql(loki.url, query, logs_live["values"], logs_live["start"], logs_live["end"])
+    except Exception as e:  # noqa: BLE001 - reported with the panel's name
+        pytest.fail(f"{query}: {e}")
+    assert result, f"{query}: no data for {fill(query.expr, logs_live['values'])}"
+
+
+def _logql(title: str, live: dict, loki) -> list[dict]:
+    query = next(q for q in logql_queries() if q.panel == title)
+    return run_logql(loki.url, query, live["values"], live["start"], live["end"])
+
+
+def test_the_k6_log_panel_shows_compose_and_ybbench_runs(logs_live, loki):
+    streams = _logql("k6 log of the selected run", logs_live, loki)
+    sources = {"compose" if s["stream"].get("service") == "k6" else s["stream"].get("job") for s in streams}
+    assert sources == {"compose", "ybbench"}, [s["stream"] for s in streams]
+
+
+def test_yugabytedb_annotations_mark_each_start_and_election(logs_live, loki):
+    for name, message, count in (("YugabyteDB restarts", "server successfully started.", 2),
+                                 ("YugabyteDB leader changes", "Becoming Leader.", 2)):
+        lines = [(s["stream"]["service"], line) for s in _logql(f"annotation {name}", logs_live, loki)
+                 for _, line in s["values"]]
+        assert {service for service, _ in lines} == {"yb-master-1", "yb-tserver-1"}, lines
+        assert len(lines) == count and all(message in line for _, line in lines), lines
+
+
+def test_the_compose_helper_reports_every_query_without_data(logs_live, loki):
+    """logql_failures, for the compose stack's Loki: nothing on live data,
+    every query, by name, a day before any line."""
+    live = logs_live
+    assert logql_failures(loki.url, live["values"], live["start"], live["end"]) == []
+    failures = logql_failures(loki.url, live["values"], live["start"] - 86400, live["start"] - 82800)
+    assert len(failures) == len(logql_queries()), failures
+    assert all("no data" in f for f in failures), failures

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import disk_cache, k6_client, overview, postgres, storage
+from . import disk_cache, k6_client, logs, overview, postgres, storage
 from .common import to_json
 
 OUT = Path(__file__).resolve().parents[2] / "grafana" / "dashboards"
@@ -18,6 +18,7 @@ BOARDS = {
     "disk-cache.json": disk_cache.build,
     "k6-client.json": k6_client.build,
     "postgres.json": postgres.build,
+    "logs.json": logs.build,
 }
 
 

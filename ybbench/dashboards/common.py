@@ -1,6 +1,7 @@
 """What every ybbench dashboard shares: the datasource, cluster and testid
-variables, run annotations, and panel helpers that set units, the
-datasource variable and reference ids, so no panel can forget them."""
+variables, run annotations, links between the dashboards, and panel
+helpers that set units, the datasource variable and reference ids, so no
+panel can forget them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import string
 
 from grafana_foundation_sdk.builders import dashboard as gd
+from grafana_foundation_sdk.builders import loki as gl
 from grafana_foundation_sdk.builders import prometheus as gp
 from grafana_foundation_sdk.builders import stat as gstat
 from grafana_foundation_sdk.builders import timeseries as gts
@@ -15,6 +17,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import (
     DataSourceRef,
     DashboardCursorSync,
+    DashboardLinkType,
     VariableOption,
     VariableRefresh,
     VariableSort,
@@ -23,6 +26,9 @@ from grafana_foundation_sdk.models.dashboard import (
 # Every panel, target, variable and annotation names the datasource through
 # this variable; compose provisions uid ybbench-prometheus as the default.
 DS = DataSourceRef(type_val="prometheus", uid="${datasource}")
+# Log panels and annotations name Loki the same way, through `loki`
+# (compose provisions uid ybbench-loki, the only Loki).
+LOKI = DataSourceRef(type_val="loki", uid="${loki}")
 ALL = VariableOption(selected=True, text="All", value="$__all")
 
 # The filters every query uses; the tests substitute concrete values.
@@ -49,7 +55,10 @@ def query_variable(name: str, label: str, query: str, *, multi: bool = True) -> 
     )
 
 
-def dashboard(uid: str, title: str, description: str, extra_variables: tuple = ()) -> gd.Dashboard:
+def dashboard(uid: str, title: str, description: str, extra_variables: tuple = (), *,
+              logs: bool = False) -> gd.Dashboard:
+    """`logs`: the dashboard has Loki panels, so it gets the `loki`
+    datasource variable too."""
     board = (
         gd.Dashboard(title)
         .uid(uid)
@@ -60,8 +69,17 @@ def dashboard(uid: str, title: str, description: str, extra_variables: tuple = (
         .tooltip(DashboardCursorSync.CROSSHAIR)
         .readonly()
         .with_variable(gd.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
+    )
+    if logs:
+        board = board.with_variable(gd.DatasourceVariable("loki").label("Loki").type("loki"))
+    board = (
+        board
         .with_variable(query_variable("cluster", "Cluster (node_prefix)", "label_values(up, node_prefix)"))
         .with_variable(query_variable("testid", "k6 run (testid)", "label_values(k6_vus, testid)"))
+        # Every ybbench dashboard, one click away, at the same time range and
+        # with the same run, cluster and datasources selected.
+        .link(gd.DashboardLink("ybbench dashboards").type(DashboardLinkType.DASHBOARDS).tags(["ybbench"])
+              .as_dropdown(True).keep_time(True).include_vars(True))
     )
     for v in extra_variables:
         board = board.with_variable(v)
@@ -77,39 +95,65 @@ def dashboard(uid: str, title: str, description: str, extra_variables: tuple = (
     return board
 
 
-def _targets(panel, queries: list[tuple[str, str]]):
+def with_targets(panel, queries: list[tuple[str, str]], datasource: DataSourceRef = DS):
     for ref, (expr, legend) in zip(string.ascii_uppercase, queries):
-        panel = panel.with_target(gp.Dataquery().expr(expr).legend_format(legend).ref_id(ref).datasource(DS))
+        if datasource.type_val == "loki":
+            target = gl.Dataquery().query_type("range")
+        else:
+            target = gp.Dataquery()
+        target = target.expr(expr).ref_id(ref).datasource(datasource)
+        panel = panel.with_target(target.legend_format(legend) if legend else target)
     return panel
 
 
 def timeseries(title: str, unit: str, queries: list[tuple[str, str]], *, description: str = "",
-               width: int = 12, height: int = 8, min_zero: bool = True) -> gts.Panel:
-    """A time series panel: queries are (PromQL, legend) pairs."""
-    panel = gts.Panel().title(title).description(description).unit(unit).datasource(DS).span(width).height(height)
+               width: int = 12, height: int = 8, min_zero: bool = True,
+               datasource: DataSourceRef = DS) -> gts.Panel:
+    """A time series panel: queries are (PromQL, legend) pairs, or (LogQL
+    metric query, legend) pairs with datasource=LOKI."""
+    panel = (gts.Panel().title(title).description(description).unit(unit).datasource(datasource)
+             .span(width).height(height))
     if min_zero:
         panel = panel.min(0)
-    return _targets(panel, queries)
+    return with_targets(panel, queries, datasource)
 
 
 def stat(title: str, unit: str, queries: list[tuple[str, str]], *, description: str = "",
          width: int = 6, height: int = 4) -> gstat.Panel:
     panel = gstat.Panel().title(title).description(description).unit(unit).datasource(DS).span(width).height(height)
-    return _targets(panel, queries)
+    return with_targets(panel, queries)
 
 
-# Fields of Grafana's Prometheus annotation queries the SDK has no setter for.
+# Fields of Grafana's Prometheus and Loki annotation queries the SDK has
+# no setter for.
 ANNOTATION_FIELDS = {
     "k6 runs": {"titleFormat": "k6 run {{testid}}", "tagKeys": "testid", "step": "5s"},
     "k6 phases": {"titleFormat": "phase {{scenario}}", "tagKeys": "testid,scenario", "step": "5s"},
+    "YugabyteDB restarts": {"titleFormat": "{{service}} started", "tagKeys": "service"},
+    "YugabyteDB leader changes": {"titleFormat": "leader change on {{service}}", "tagKeys": "service"},
+}
+
+# Annotations drawn on some panels only, by panel title: Grafana's filter
+# names panel ids, which exist once to_json numbers the panels.
+THROUGHPUT_PANELS = ("Total YSQL ops/s by statement type", "k6 ops/s by operation")
+ANNOTATION_PANELS = {
+    "YugabyteDB restarts": THROUGHPUT_PANELS,
+    "YugabyteDB leader changes": THROUGHPUT_PANELS,
 }
 
 
 def to_json(board: gd.Dashboard) -> str:
-    """The dashboard's JSON: stable panel ids, Prometheus annotation fields."""
+    """The dashboard's JSON: stable panel ids, annotation fields and panel
+    filters."""
     data = json.loads(json.dumps(board.build(), cls=JSONEncoder))
     for i, panel in enumerate(data["panels"], start=1):
         panel["id"] = i
     for ann in data["annotations"]["list"]:
         ann.update(ANNOTATION_FIELDS.get(ann["name"], {}))
+        if ann["name"] in ANNOTATION_PANELS:
+            titles = ANNOTATION_PANELS[ann["name"]]
+            ids = [p["id"] for p in data["panels"] if p["title"] in titles]
+            if len(ids) != len(titles):
+                raise ValueError(f"{data['title']}: annotation {ann['name']!r} needs the panels {titles}")
+            ann["filter"] = {"exclude": False, "ids": ids}
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,11 +1,11 @@
 """k6 client: VUs, iterations, dropped iterations, per-operation latency,
-errors by SQLSTATE class, retries."""
+errors by SQLSTATE class, retries, and the run's k6 log from Loki."""
 
 from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard as gd
 
-from . import k6_panels
+from . import k6_panels, log_panels
 from .common import K6, dashboard, timeseries
 
 RATE = "$__rate_interval"
@@ -17,7 +17,8 @@ def build() -> gd.Dashboard:
     return (
         dashboard("ybbench-k6", "ybbench / k6 client",
                   "What the load generator saw: VUs, iterations, dropped iterations (open model), per-operation "
-                  "throughput and latency, errors by SQLSTATE class and retries.")
+                  "throughput and latency, errors by SQLSTATE class and retries, and the run's k6 log.",
+                  logs=True)
         .with_row(gd.Row("Load"))
         .with_panel(timeseries("VUs", "short", [
             (f"sum by (testid) (k6_vus{k})", "{{testid}} active"),
@@ -58,4 +59,6 @@ def build() -> gd.Dashboard:
             (f"sum by (testid, op, sqlstate) (rate(k6_ybbench_errors_total{k}[{RATE}]))",
              "{{testid}} {{op}} {{sqlstate}}"),
         ]))
+        .with_row(gd.Row("Log (Loki)"))
+        .with_panel(log_panels.k6_log())
     )

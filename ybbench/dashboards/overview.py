@@ -1,20 +1,26 @@
 """Benchmark overview (seed 000): YSQL ops/s by statement type, latency and
-CPU per node from the servers, next to k6's view of the same run."""
+CPU per node from the servers, next to k6's view of the same run; the
+servers' errors and warnings from Loki, and their restarts and leader
+changes marked on the throughput charts."""
 
 from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard as gd
 
-from . import k6_panels
+from . import k6_panels, log_panels
 from .common import CLUSTER, K6, dashboard, stat, timeseries
 
 
 def build() -> gd.Dashboard:
     c = f"{{{CLUSTER}}}"
+    board = dashboard("ybbench-overview", "ybbench / Benchmark overview",
+                      "Seed 000's charts: total YSQL ops/sec by statement type, average and per-node latency, CPU "
+                      "per node, side by side with k6's client-side ops/sec and latency for the selected run.",
+                      logs=True)
+    for annotation in log_panels.annotations():
+        board = board.annotation(annotation)
     return (
-        dashboard("ybbench-overview", "ybbench / Benchmark overview",
-                  "Seed 000's charts: total YSQL ops/sec by statement type, average and per-node latency, CPU per "
-                  "node, side by side with k6's client-side ops/sec and latency for the selected run.")
+        board
         .with_row(gd.Row("At a glance"))
         .with_panel(stat("YSQL ops/s (cluster)", "ops", [
             (f"sum(cluster:ybbench_ysql_ops:rate1m{c})", "YSQL"),
@@ -59,4 +65,7 @@ def build() -> gd.Dashboard:
             (f"node:ybbench_tserver_rpc_latency_us:avg1m{c}", "{{exported_instance}} {{service_method}}"),
         ]))
         .with_panel(k6_panels.errors_by_class())
+        .with_row(gd.Row("Logs (Loki)"))
+        .with_panel(log_panels.problems_by_service(services=log_panels.EVERY_SERVICE))
+        .with_panel(log_panels.problem_lines(services=log_panels.EVERY_SERVICE))
     )

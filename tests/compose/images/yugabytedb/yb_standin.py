@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -32,8 +33,12 @@ PG_BIN = Path("/usr/lib/postgresql/15/bin")
 _TIMESTAMP = re.compile(rb"^([^#].*\S)\s+[0-9]{13}$", re.M)
 
 
-def log(msg: str) -> None:
-    print(f"I{time.strftime('%m%d %H:%M:%S')} yb-standin {msg}", file=sys.stderr, flush=True)
+def log(msg: str, severity: str = "I") -> None:
+    """A line in YugabyteDB's glog format, [IWEF]mmdd hh:mm:ss.uuuuuu
+    threadid file:line] msg, which Promtail's pipeline reads the level from."""
+    now = datetime.now()
+    print(f"{severity}{now:%m%d %H:%M:%S.%f} {threading.get_native_id():>5} yb_standin.py:{sys._getframe(1).f_lineno}] "
+          f"{msg}", file=sys.stderr, flush=True)
 
 
 def flags(argv: list[str]) -> dict[str, str]:
@@ -172,13 +177,19 @@ def _as_postgres(cmd: list[str]) -> None:
 def main() -> None:
     role = Path(sys.argv[0]).name  # yb-master or yb-tserver
     f = flags(sys.argv[1:])
-    log(f"{role} STAND-IN (not YugabyteDB) with flags {' '.join(sorted(f))}")
+    log(f"{role} STAND-IN (not YugabyteDB) with flags {' '.join(sorted(f))}", "W")
     data_root = Path(f.get("fs_data_dirs", "/mnt/disk0").split(",")[0])
     (data_root / "yb-data" / role.removeprefix("yb-")).mkdir(parents=True, exist_ok=True)
     children: list[subprocess.Popen] = []
     if role == "yb-master":
         serve_metrics(int(f.get("webserver_port", 7000)), "master.txt")
-        accept_rpc(int(f.get("rpc_bind_addresses", ":7100").rpartition(":")[2]))
+        rpc = f.get("rpc_bind_addresses", ":7100")
+        accept_rpc(int(rpc.rpartition(":")[2]))
+        log("Master server successfully started.")
+        # The real masters elect a leader; the stand-in's is the first one
+        # listed, and it says so as raft_consensus.cc does.
+        if f.get("master_addresses", rpc).split(",")[0] == rpc:
+            log("T 00000000000000000000000000000000 P standin [term 1 FOLLOWER]: Becoming Leader. State: standin")
     else:
         serve_metrics(int(f.get("webserver_port", 9000)), "tserver.txt")
         serve_metrics(12000, "ycql.txt")
@@ -189,6 +200,7 @@ def main() -> None:
             forward_ysql(ysql_port, upstream)
         else:
             children.append(run_postgres(data_root, ysql_port))
+        log("Tablet server successfully started.")
 
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

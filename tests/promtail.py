@@ -1,0 +1,78 @@
+"""The project's Promtail config, run by the native Promtail on lines the
+test gives it (stdin mode applies the first scrape config's pipeline
+stages, the containers job's): --dry-run prints each line with the labels
+the pipeline gave it; without it, Promtail pushes them to a Loki."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import threading
+
+from .stack import BIN, REPO
+
+CONFIG = REPO / "compose" / "promtail" / "promtail.yml"
+# Its server on loopback and free ports; the config file stays unchanged.
+LOOPBACK = ["-server.http-listen-address=127.0.0.1", "-server.http-listen-port=0",
+            "-server.grpc-listen-address=127.0.0.1", "-server.grpc-listen-port=0"]
+# What --dry-run prints per line: time, labels, line, through a tabwriter
+# that pads a column to a multiple of 8 with one tab, or none when it is
+# one already (a 32-character time); no label set here is 8, 16, ... long.
+_ENTRY = re.compile(r"^\S+?[+-]\d{4}\t?\{([^}]*)\}\t?(.*)$")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def _command(args: list[str]) -> list[str]:
+    return [str(BIN / "promtail"), f"-config.file={CONFIG}", "-config.expand-env=true", "--stdin", *LOOPBACK, *args]
+
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    return {**os.environ, "COMPOSE_PROJECT": "ybbench", **extra}
+
+
+def labels_of(lines: list[str], timeout: float = 60) -> dict[str, dict[str, str]]:
+    """Each line -> the labels Promtail's pipeline gives it (--dry-run).
+    Stdin stays open until every line is printed: at end of input the
+    dry-run printer can exit before printing the last entries (it closes
+    its channel and returns without waiting)."""
+    lines = [line for line in lines if line]  # Promtail skips empty lines
+    wanted = set(lines)
+    proc = subprocess.Popen(_command(["--dry-run"]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=_env({}))
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def feed() -> None:
+        proc.stdin.write("\n".join(lines) + "\n")
+        proc.stdin.flush()
+
+    feeder = threading.Thread(target=feed)  # while this thread reads what Promtail prints
+    feeder.start()
+    timer = threading.Timer(timeout, proc.kill)  # a stuck Promtail fails the test, not the run
+    timer.start()
+    out: dict[str, dict[str, str]] = {}
+    try:
+        for row in proc.stdout:
+            m = _ENTRY.match(row.rstrip("\n"))
+            if m:
+                out[m.group(2)] = dict(_LABEL.findall(m.group(1)))
+                if wanted <= out.keys():
+                    break
+    finally:
+        feeder.join()
+        proc.stdin.close()
+        proc.wait()
+        timer.cancel()
+    missing = [line for line in lines if line not in out]
+    assert not missing, f"promtail printed no entry for {missing[:3]}"
+    return out
+
+
+def push(lines: list[str], loki_url: str, labels: dict[str, str]) -> None:
+    """Ship lines to Loki through the pipeline, with `labels` on every line
+    as Promtail's docker_sd relabeling would set them (service, testid)."""
+    external = ",".join(f"{k}={v}" for k, v in labels.items())
+    p = subprocess.run(_command([f"--client.external-labels={external}"]), input="\n".join(lines) + "\n",
+                       capture_output=True, text=True, timeout=60, env=_env({"LOKI_URL": loki_url.rstrip("/")}))
+    if p.returncode != 0:
+        raise RuntimeError(f"promtail failed ({p.returncode}):\n{p.stderr[-3000:]}")
