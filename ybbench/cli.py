@@ -47,6 +47,13 @@ def _run(a: argparse.Namespace) -> int:
     return r.exit_code
 
 
+def _doe(a: argparse.Namespace) -> int:
+    # numpy, scipy and matplotlib load only for this command.
+    from .doe_report import command
+
+    return command(a.design, a.out, a.alpha)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ybbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -72,6 +79,12 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob")
     r.add_argument("--quiet", action="store_true", help="keep k6's output in the log only")
     r.set_defaults(func=_run)
+
+    d = sub.add_parser("doe", help="a two-level (fractional) factorial design: aliases, effects, charts")
+    d.add_argument("design", help="the design file (YAML), e.g. experiments/seed-002-esle.yaml")
+    d.add_argument("--out", help="a new folder for results.json and the charts (written whole or not at all)")
+    d.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals (0.05)")
+    d.set_defaults(func=_doe)
     return p
 
 
