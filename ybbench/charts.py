@@ -58,3 +58,33 @@ def interaction(path: Path, x_name: str, x_levels: tuple[str, str], line_name: s
     _save(fig, path)
     return {"x": x_name, "x_levels": list(x_levels), "lines": line_name, "line_levels": list(line_levels),
             "means": means}
+
+
+def scaling(path: Path, measured: tuple[list[float], list[float]], fitted: tuple[list[float], list[float]],
+            linear: tuple[list[float], list[float]], peak: tuple[float, float] | None, xlabel: str, ylabel: str,
+            title: str, footnote: str) -> dict:
+    """Throughput against node count: the measured points, the fitted
+    curve and linear scaling from X(1), with the predicted peak marked; the
+    footnote says where each series comes from."""
+    fig = Figure(figsize=(7.5, 5.2))
+    ax = fig.add_subplot()
+    ax.plot(*linear, color="grey", linestyle="--", linewidth=1, label="linear: N·X(1)")
+    ax.plot(*fitted, color="#4c72b0", linewidth=1.8, label="fitted (USL)")
+    ax.plot(*measured, "o", color="#c44e52", label="measured")
+    if peak is not None:
+        ax.plot([peak[0]], [peak[1]], "^", color="black", label=f"predicted peak N* = {peak[0]:.3g}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0, top=max(max(measured[1]), max(fitted[1])) * 1.15)
+    ax.set_xlim(left=0)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(title, fontsize=10)
+    fig.text(0.01, 0.005, footnote, fontsize=7, wrap=True, va="bottom")
+    fig.subplots_adjust(bottom=0.22)
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=110)
+    return {"measured": {"nodes": list(measured[0]), "throughput": list(measured[1])},
+            "fitted": {"nodes": list(fitted[0]), "throughput": list(fitted[1])},
+            "linear": {"nodes": list(linear[0]), "throughput": list(linear[1])},
+            "peak": None if peak is None else {"nodes": peak[0], "throughput": peak[1]},
+            "xlabel": xlabel, "ylabel": ylabel, "title": title, "footnote": footnote}

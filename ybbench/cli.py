@@ -54,6 +54,27 @@ def _doe(a: argparse.Namespace) -> int:
     return command(a.design, a.out, a.alpha)
 
 
+def _scale(a: argparse.Namespace) -> int:
+    # numpy, scipy and matplotlib load only for this command.
+    from . import scale_report
+
+    if (a.results is None) == (a.clusters is None) or (a.results is not None and a.workload is not None) \
+            or (a.clusters is not None and a.workload is None):
+        raise UserError("scale: give either --results FILE (throughput measured elsewhere) "
+                        "or WORKLOAD --clusters FILE (run the workload once per cluster)")
+    if a.results is not None:
+        return scale_report.from_results(a.results, a.out, a.alpha)
+    return scale_report.from_runs(a.workload, a.clusters, vus_per_node=a.vus_per_node, duration=a.duration,
+                                  settings=a.set, runs_dir=Path(a.runs_dir), prometheus=a.prometheus,
+                                  testid=a.testid, quiet=a.quiet, out=a.out, alpha=a.alpha)
+
+
+def _sweep(a: argparse.Namespace) -> int:
+    from .sweep import command
+
+    return command(a)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ybbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -85,6 +106,35 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--out", help="a new folder for results.json and the charts (written whole or not at all)")
     d.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals (0.05)")
     d.set_defaults(func=_doe)
+
+    c = sub.add_parser("scale", help="throughput against node count: Universal Scalability Law fit, peak, efficiency")
+    c.add_argument("workload", nargs="?", help="with --clusters: the workload to run on each cluster")
+    c.add_argument("--results", metavar="FILE", help="throughput measured elsewhere (YAML or CSV: nodes, throughput)")
+    c.add_argument("--clusters", metavar="FILE", help="clusters to run on (YAML: name, nodes, ysql_nodes each)")
+    c.add_argument("--vus-per-node", type=int, default=4, help="VUs per node of each cluster (4)")
+    c.add_argument("--duration", default="30s", help="each run's DURATION (30s)")
+    c.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every run")
+    c.add_argument("--testid", help="run id prefix; each run is <prefix>-<cluster name> (default: scale-<workload>-<time>)")
+    c.add_argument("--runs-dir", default=str(run_mod.REPO / "results"), help="results folder of the runs")
+    c.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
+    c.add_argument("--quiet", action="store_true", help="keep k6's output in each run's log only")
+    c.add_argument("--out", help="a new folder for results.json and scale.png (written whole or not at all)")
+    c.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals (0.05)")
+    c.set_defaults(func=_scale)
+
+    w = sub.add_parser("sweep", help="one workload at rising VUs (or offered rates): ceiling and knee")
+    w.add_argument("workload", help=f"one of: {', '.join(run_mod.workloads())}")
+    w.add_argument("--vus", help="VUs per step, increasing: 1,4,16,64 (default: 1,2,4,... up to --max-vus)")
+    w.add_argument("--max-vus", type=int, help="the doubling list's last step (64)")
+    w.add_argument("--rate", help="open model: offered ops/s per step, increasing: 1000,2000,4000")
+    w.add_argument("--step-duration", default="30s", help="each step's DURATION (30s)")
+    w.add_argument("--id", help="sweep id (default: sweep-<workload>-<time>); steps are <id>-vus<N>")
+    w.add_argument("--resume", metavar="SWEEP_ID", help="go on with this sweep, skipping its finished steps")
+    w.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    w.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
+    w.add_argument("--loki", help="Loki URL to keep each step's k6 log, e.g. http://127.0.0.1:3100")
+    w.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every step")
+    w.set_defaults(func=_sweep)
     return p
 
 
