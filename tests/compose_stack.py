@@ -114,24 +114,27 @@ class Compose:
     def k6_env(testid: str, knobs: dict) -> dict:
         return {"TESTID": testid, **{k: str(v) for k, v in knobs.items()}}
 
-    def containers(self, all_: bool = False) -> list[dict]:
-        """`docker inspect` of the project's containers."""
+    def containers(self, all_: bool = False, one_off: bool = True) -> list[dict]:
+        """`docker inspect` of the project's containers: running ones, or
+        all; with or without the one-off containers of `compose run`."""
         ids = subprocess.run(["docker", "ps", "-q", *(["-a"] if all_ else []), "--filter",
                               f"label=com.docker.compose.project={PROJECT}"],
                              capture_output=True, text=True, check=True).stdout.split()
         if not ids:
             return []
-        return json.loads(subprocess.run(["docker", "inspect", *ids], capture_output=True, text=True,
-                                         check=True).stdout)
+        found = json.loads(subprocess.run(["docker", "inspect", *ids], capture_output=True, text=True,
+                                          check=True).stdout)
+        return [c for c in found if one_off or c["Config"]["Labels"].get("com.docker.compose.oneoff") != "True"]
 
-    def service_of(self, container: dict) -> str:
+    @staticmethod
+    def service_of(container: dict) -> str:
         return container["Config"]["Labels"]["com.docker.compose.service"]
 
     def address(self, service: str) -> str:
         """The service's address on the internal network (no port is
         published on an internal network; the host reaches the bridge)."""
-        for c in self.containers():
-            if self.service_of(c) == service and c["Config"]["Labels"].get("com.docker.compose.oneoff") != "True":
+        for c in self.containers(one_off=False):
+            if self.service_of(c) == service:
                 return c["NetworkSettings"]["Networks"][NETWORK]["IPAddress"]
         raise LookupError(f"no running container of {service}")
 
