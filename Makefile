@@ -1,11 +1,15 @@
 # make test   install what the tests need, build the native stack, run pytest
+# make demo   after make test: a short run on a throwaway local PostgreSQL 15 and its HTML report
 # make build  only build the native stack's Go binaries (cached outside the repo)
 # make bench  client CPU per operation: k6 (lib/pq, pgx) next to pgbench
 
-.PHONY: test deps build bench
+.PHONY: test demo deps build bench
 
 test: deps build
 	python3 -m pytest -q tests
+
+demo: deps build
+	python3 -m ybbench demo
 
 deps:
 	./native/install-deps.sh

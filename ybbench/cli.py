@@ -75,6 +75,18 @@ def _sweep(a: argparse.Namespace) -> int:
     return command(a)
 
 
+def _report(a: argparse.Namespace) -> int:
+    from .report import command
+
+    return command(a.testid, a.results, a.prometheus, a.out)
+
+
+def _demo(a: argparse.Namespace) -> int:
+    from .demo import command
+
+    return command(a.results, a.vus, a.duration)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ybbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -135,6 +147,19 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--loki", help="Loki URL to keep each step's k6 log, e.g. http://127.0.0.1:3100")
     w.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every step")
     w.set_defaults(func=_sweep)
+
+    o = sub.add_parser("report", help="one self-contained HTML page (tables, charts) for one or more runs")
+    o.add_argument("testid", nargs="+", help="run ids: folders of --results")
+    o.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    o.add_argument("--prometheus", help="Prometheus URL: chart ops/s, latency and CPU over each run's window")
+    o.add_argument("--out", help="the HTML file (default: results/<first testid>/report.html); its data in .json")
+    o.set_defaults(func=_report)
+
+    m = sub.add_parser("demo", help="sql-inserts then sql-selects on a throwaway local PostgreSQL 15, and a report")
+    m.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    m.add_argument("--vus", type=int, default=8, help="VUs of each run (8)")
+    m.add_argument("--duration", default="5s", help="each run's DURATION (5s)")
+    m.set_defaults(func=_demo)
     return p
 
 

@@ -1,0 +1,62 @@
+"""`ybbench demo`: a first look without Docker or YugabyteDB.
+
+Starts a throwaway local PostgreSQL 15 (ybbench/pglocal.py), runs a short
+sql-inserts then sql-selects over the keys it wrote, writes the report of
+both runs (ybbench/report.py), and stops PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from . import pglocal, report
+from . import run as run_mod
+from .errors import UserError
+
+CACHED_K6 = Path(os.environ.get("YBBENCH_CACHE", Path.home() / ".cache" / "ybbench")) / "bin" / "k6"
+
+
+def find_k6() -> str:
+    k6 = os.environ.get("K6") or shutil.which("k6") or (str(CACHED_K6) if CACHED_K6.exists() else None)
+    if not k6:
+        raise UserError(f"k6 not found (K6, PATH, {CACHED_K6}): build it with `make build` (native/build.sh)")
+    return k6
+
+
+def command(results: str, vus: int, duration: str) -> int:
+    k6 = find_k6()
+    if not (pglocal.PG_BIN / "initdb").exists() or not shutil.which("psql"):
+        raise UserError(f"PostgreSQL 15 not found ({pglocal.PG_BIN}/initdb, psql): install postgresql-15 "
+                        "(`make deps`), or set PG_BIN to its bin folder")
+    if not shutil.which("runuser"):
+        raise UserError("runuser not found: the demo starts PostgreSQL as the `postgres` user (util-linux)")
+    os.environ["K6"] = k6
+    try:
+        pg = pglocal.Postgres.start()
+    except RuntimeError as e:
+        raise UserError(f"could not start a local PostgreSQL 15: {e}") from None
+    old_pw = os.environ.get("PGPASSWORD")
+    os.environ["PGPASSWORD"] = pg.password  # k6 reads it; never written to results
+    try:
+        rid = f"demo-{time.strftime('%Y%m%dT%H%M%S')}"
+        common = [f"YSQL_NODES=127.0.0.1:{pg.port}", f"DB_USER={pg.user}", f"DB_NAME={pg.database}",
+                  f"VUS={vus}", f"DURATION={duration}", f"KEY_PREFIX={rid}"]
+        ins = run_mod.run("sql-inserts", testid=f"{rid}-inserts", results=Path(results), settings=common, quiet=True)
+        written = json.loads((ins.folder / "summary.json").read_text())["rows_written"]
+        sel = run_mod.run("sql-selects", testid=f"{rid}-selects", results=Path(results),
+                          settings=[*common, f"MAX_WRITTEN_KEY={written}"], quiet=True)
+        for r in (ins, sel):
+            print(f"results: {r.folder}")
+        path = report.report([ins.testid, sel.testid], Path(results), None, None)
+        print(path)
+    finally:
+        if old_pw is None:
+            os.environ.pop("PGPASSWORD", None)
+        else:
+            os.environ["PGPASSWORD"] = old_pw
+        pg.stop()
+    return 0

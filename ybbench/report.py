@@ -1,0 +1,288 @@
+"""`ybbench report`: one self-contained HTML page for one or more runs.
+
+From each run's folder (results/<testid>/): the k6 summary table
+(summary.json) and the parameters (params.json). With --prometheus, charts
+over each run's window [params.started, params.finished]: ops/s by op,
+latency avg and p99 by op (k6's native histogram) and CPU per node
+(node_exporter), where those series exist. Without it, bar charts of what
+summary.json holds. Every figure names its source and window; the numbers
+of every chart go to a JSON file next to the HTML (report.json).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from .errors import UserError
+from .files import write_json
+from .run import SECRET_NAMES, TESTID
+from .services import check_ready
+
+# Seed charts this version does not draw (they need YugabyteDB series).
+NOT_YET = ("SSTable growth (rocksdb SST files / bytes per tablet)", "disk IOPS (node_disk_*)",
+           "block cache hits / misses (rocksdb_block_cache_*)")
+
+
+def _stamp(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+
+def load_run(results: Path, testid: str) -> dict:
+    if not TESTID.match(testid):
+        raise UserError(f"testid {testid!r}: use 1-64 letters, digits, . _ -")
+    folder = results / testid
+    if not folder.is_dir():
+        raise UserError(f"no run {testid!r}: {folder} does not exist")
+    try:
+        params = json.loads((folder / "params.json").read_text())
+        summary = json.loads((folder / "summary.json").read_text())
+    except FileNotFoundError as e:
+        raise UserError(f"run {testid!r}: {Path(e.filename).name} is missing in {folder}") from None
+    except ValueError as e:
+        raise UserError(f"run {testid!r}: unreadable JSON in {folder}: {e}") from None
+    summary.pop("k6", None)  # k6's raw metrics: not shown
+    params["knobs"] = {k: v for k, v in params.get("knobs", {}).items() if not SECRET_NAMES.search(k)}
+    started, finished = params.get("started"), params.get("finished")
+    if started is None or finished is None:
+        raise UserError(f"run {testid!r}: params.json has no start/finish time")
+    return {"testid": testid, "folder": folder, "params": params, "summary": summary,
+            "window": {"start": started, "end": finished}}
+
+
+class Prom:
+    def __init__(self, url: str):
+        self.url = url.rstrip("/")
+
+    def range(self, promql: str, start: float, end: float, step: float) -> list[dict]:
+        q = urllib.parse.urlencode({"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}",
+                                    "step": f"{step:g}"})
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v1/query_range?{q}", timeout=30) as r:
+                body = json.load(r)
+        except urllib.error.HTTPError as e:
+            raise UserError(f"Prometheus at {self.url}: query {promql!r} failed: HTTP {e.code} "
+                            f"{e.read().decode(errors='replace')[:300]}") from None
+        except (urllib.error.URLError, OSError) as e:
+            raise UserError(f"Prometheus at {self.url} is not reachable: {getattr(e, 'reason', e)}") from None
+        return body["data"]["result"]
+
+
+def window_params(start: float, end: float) -> tuple[float, str]:
+    """(step s, rate range) for a window: ~120 points, a range of 3 steps
+    and at least 15 s (k6 pushes every 5 s by default)."""
+    step = max(1.0, math.ceil((end - start) / 120))
+    return step, f"{max(15, int(3 * step))}s"
+
+
+def prom_queries(testid: str, rng: str) -> dict[str, str]:
+    sel = f'testid="{testid}"'
+    hist = f"sum by (op) (rate(k6_iteration_duration_seconds{{{sel}}}[{rng}]))"
+    return {
+        "ops_per_second": f"sum by (op) (rate(k6_iterations_total{{{sel}}}[{rng}]))",
+        "latency_avg_ms": f"histogram_sum({hist}) / histogram_count({hist}) * 1000",
+        "latency_p99_ms": f"histogram_quantile(0.99, {hist}) * 1000",
+        "cpu_cores_busy": f'sum by (instance) (rate(node_cpu_seconds_total{{mode!="idle"}}[{rng}]))',
+    }
+
+
+def _series(result: list[dict], label: str) -> dict[str, dict]:
+    out = {}
+    for s in result:
+        pts = [(float(t), float(v)) for t, v in s["values"] if not math.isnan(float(v))]
+        if pts:
+            out[s["metric"].get(label, "")] = {"t": [p[0] for p in pts], "v": [p[1] for p in pts]}
+    return out
+
+
+def _png(fig) -> str:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _line_chart(title: str, ylabel: str, series: dict[str, dict], start: float) -> str:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.add_subplot()
+    for name, s in sorted(series.items()):
+        ax.plot([t - start for t in s["t"]], s["v"], label=name or "(none)")
+    ax.set_xlabel("seconds since the run started")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def _bar_chart(title: str, ylabel: str, groups: list[str], bars: dict[str, list[float | None]]) -> str:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(bars))
+    for i, (name, vals) in enumerate(bars.items()):
+        ax.bar([g + i * width for g in range(len(groups))], [v or 0 for v in vals], width, label=name)
+    ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], groups)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    if len(bars) > 1:
+        ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def summary_charts(run: dict) -> list[dict]:
+    """Charts of summary.json alone: ops/s and latency percentiles per op."""
+    ops = run["summary"].get("ops", {})
+    names = sorted(ops)
+    source = f"k6 summary (results/{run['testid']}/summary.json)"
+    charts = [{
+        "id": "summary_ops_per_second", "title": f"{run['testid']}: ops/s per op (whole run)",
+        "source": source, "data": {op: ops[op]["per_second"] for op in names},
+    }]
+    charts[0]["png"] = _bar_chart(charts[0]["title"], "ops/s", names,
+                                  {"ops/s": [ops[op]["per_second"] for op in names]})
+    pct = ("p50", "p95", "p99", "avg")
+    lat = {op: {p: (ops[op].get("latency_ms") or {}).get(p) for p in pct} for op in names}
+    if any(v is not None for d in lat.values() for v in d.values()):
+        c = {"id": "summary_latency_ms", "title": f"{run['testid']}: latency per op, ms (whole run)",
+             "source": source, "data": lat}
+        c["png"] = _bar_chart(c["title"], "ms", names, {p: [lat[op][p] for op in names] for p in pct})
+        charts.append(c)
+    return charts
+
+
+def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
+    """Charts over the run's window from Prometheus; and what had no series."""
+    start, end = run["window"]["start"], run["window"]["end"]
+    step, rng = window_params(start, end)
+    charts, missing = [], []
+    specs = {
+        "ops_per_second": ("ops/s by op", "ops/s", "op"),
+        "latency_avg_ms": ("latency avg by op, ms (native histogram)", "ms", "op"),
+        "latency_p99_ms": ("latency p99 by op, ms (native histogram)", "ms", "op"),
+        "cpu_cores_busy": ("CPU busy per node, cores (node_exporter)", "cores", "instance"),
+    }
+    for key, promql in prom_queries(run["testid"], rng).items():
+        title, ylabel, label = specs[key]
+        series = _series(prom.range(promql, start, end, step), label)
+        if not series:
+            missing.append(f"{title}: no series for {promql}")
+            continue
+        c = {"id": key, "title": f"{run['testid']}: {title}",
+             "source": f"Prometheus {prom.url}, query_range step {step:g}s: {promql}",
+             "query": promql, "step": step, "data": series}
+        c["png"] = _line_chart(c["title"], ylabel, series, start)
+        charts.append(c)
+    return charts, missing
+
+
+def _fmt(v, d=3) -> str:
+    return "-" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+
+
+def _run_html(run: dict, charts: list[dict], missing: list[str]) -> str:
+    s, p, w = run["summary"], run["params"], run["window"]
+    e = html.escape
+    rows = []
+    for op, o in sorted(s.get("ops", {}).items()):
+        lat = o.get("latency_ms") or {}
+        rows.append("<tr>" + "".join(f"<td>{e(_fmt(x))}</td>" for x in (
+            op, o.get("count"), o.get("per_second"), lat.get("p50"), lat.get("p95"), lat.get("p99"),
+            lat.get("avg"), lat.get("max"), o.get("errors"))) + "</tr>")
+    classes = ", ".join(f"{c}: {n}" for c, n in sorted(s.get("errors_by_class", {}).items())) or "none"
+    knobs = "".join(f"<tr><td>{e(k)}</td><td>{e(str(v))}</td></tr>" for k, v in sorted(p.get("knobs", {}).items()))
+    out = [
+        f'<section id="run-{e(run["testid"])}"><h2>{e(run["testid"])} ({e(str(p.get("workload")))})</h2>',
+        f"<p>Window: {_stamp(w['start'])} to {_stamp(w['end'])} ({w['end'] - w['start']:.1f} s, "
+        f"params.json started/finished); k6 exit code {e(str(p.get('k6_exit_code')))}.</p>",
+        "<h3>k6 summary (summary.json)</h3><table><tr><th>op</th><th>ops</th><th>ops/s</th><th>p50 ms</th>"
+        "<th>p95 ms</th><th>p99 ms</th><th>avg ms</th><th>max ms</th><th>errors</th></tr>",
+        *rows, "</table>",
+        f"<p>Errors: {e(str(s.get('errors')))} (by SQLSTATE class: {e(classes)}); rows written: "
+        f"{e(str(s.get('rows_written')))}; keys missing: {e(str(s.get('keys_missing')))}; dropped iterations: "
+        f"{e(str(s.get('dropped_iterations')))}; thresholds failed: "
+        f"{e(', '.join(s.get('thresholds_failed', [])) or 'none')}.</p>",
+        f"<h3>Parameters (params.json)</h3><table><tr><th>knob</th><th>value</th></tr>{knobs}</table>",
+    ]
+    for c in charts:
+        out.append(f'<figure><img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}">'
+                   f"<figcaption>{e(c['title'])}. Source: {e(c['source'])}. Window: {_stamp(w['start'])} to "
+                   f"{_stamp(w['end'])}.</figcaption></figure>")
+    if missing:
+        out.append("<h3>Missing</h3><ul>" + "".join(f"<li>{e(m)}</li>" for m in missing) + "</ul>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+CSS = ("body{font-family:sans-serif;max-width:60em;margin:1em auto}table{border-collapse:collapse}"
+       "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}figure{margin:1em 0}"
+       "figcaption{font-size:small;color:#444}")
+
+
+def write_html(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def report(testids: list[str], results: Path, prometheus: str | None, out: Path | None) -> Path:
+    runs = [load_run(results, t) for t in testids]  # every input checked before any output
+    prom = None
+    if prometheus:
+        check_ready("Prometheus", prometheus, "/-/ready")
+        prom = Prom(prometheus)
+    out = out or results / testids[0] / "report.html"
+    if out.suffix != ".html":
+        raise UserError(f"--out {out}: expected a .html file")
+    data = {"runs": [], "prometheus": prometheus, "not_in_this_version": list(NOT_YET)}
+    sections = []
+    for run in runs:
+        charts = summary_charts(run)
+        if prom:
+            pc, missing = prometheus_charts(run, prom)
+            charts += pc
+        else:
+            missing = ["Prometheus charts (ops/s, latency avg and p99 over time, CPU per node): "
+                       "no --prometheus given, so only the k6 summary is charted"]
+        sections.append(_run_html(run, charts, missing))
+        data["runs"].append({"testid": run["testid"], "window": run["window"], "missing": missing,
+                             "summary": run["summary"], "params": run["params"],
+                             "charts": [{k: v for k, v in c.items() if k != "png"} for c in charts]})
+    page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench report: "
+            f"{html.escape(', '.join(testids))}</title><style>{CSS}</style></head><body>"
+            f"<h1>ybbench report</h1><p>Runs: {html.escape(', '.join(testids))}. Generated {_stamp(time.time())}. "
+            f"Prometheus: {html.escape(prometheus or 'not used')}.</p>"
+            + "\n".join(sections)
+            + "<h2>Not in this version</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in NOT_YET)
+            + "</ul></body></html>\n")
+    write_json(out.with_suffix(".json"), data)
+    write_html(out, page)
+    return out
+
+
+def command(testids: list[str], results: str, prometheus: str | None, out: str | None) -> int:
+    path = report(testids, Path(results), prometheus, Path(out) if out else None)
+    print(path)
+    return 0
