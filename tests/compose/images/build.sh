@@ -29,28 +29,37 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then
   trap - EXIT
 fi
 
+# The hash of files or folders, each named by its last path element.
+inputs_hash() {
+  for f in "$@"; do
+    (cd "$(dirname "$f")" && find "$(basename "$f")" -type f | LC_ALL=C sort | xargs sha256sum)
+  done | sha256sum | cut -c1-12
+}
+
 # image NAME [FILE...]: images/NAME with FILEs (binaries, test data) added
-# to its build context.
+# to its build context. Its tag is the hash of those inputs and the base,
+# read in place: a context is assembled only when the image is missing.
 image() {
-  local name=$1 ctx tag
+  local name=$1 ctx tag f
   shift
-  ctx=$(mktemp -d)
-  cp -r "$here/$name/." "$ctx/"
   for f in "$@"; do
     [ -e "$f" ] || { echo "tests/compose/images: $f is missing (run native/build.sh)" >&2; exit 1; }
-    cp -r "$f" "$ctx/"
   done
-  tag=ybbench-test/$name:$( (echo "$base"; cd "$ctx" && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-12)
+  tag=ybbench-test/$name:$( (echo "$base"; inputs_hash "$here/$name" "$@") | sha256sum | cut -c1-12)
   if ! docker image inspect "$tag" >/dev/null 2>&1; then
     echo "tests/compose/images: building $tag" >&2
+    ctx=$(mktemp -d)
+    cp -r "$here/$name/." "$ctx/"
+    for f in "$@"; do cp -r "$f" "$ctx/"; done
     # The classic builder (dockerd 20.10 has no buildx here); its output
     # only when it fails.
     if ! out=$(DOCKER_BUILDKIT=0 docker build -q --network none --build-arg BASE="$base" -t "$tag" "$ctx" 2>&1); then
       echo "$out" >&2
+      rm -rf "$ctx"
       exit 1
     fi
+    rm -rf "$ctx"
   fi
-  rm -rf "$ctx"
   echo "YBT_$(echo "$name" | tr 'a-z-' 'A-Z_')_IMAGE=$tag"
 }
 
