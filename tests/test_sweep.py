@@ -118,7 +118,7 @@ class FakeRun:
     def __init__(self, series: dict[int, float], fail_at: int | None = None):
         self.series, self.fail_at, self.ran = series, fail_at, []
 
-    def __call__(self, workload, *, testid, results, prometheus=None, loki=None, settings=(), quiet=False):
+    def __call__(self, workload, *, testid, results, prometheus=None, loki=None, settings=(), quiet=False, on_line=None):
         knobs = run_mod.parse_settings(list(settings))
         n = int(knobs["VUS"])
         if n == self.fail_at:

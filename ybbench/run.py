@@ -14,6 +14,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from . import latency, logs
 from .errors import UserError
@@ -109,7 +110,9 @@ def run(
     loki: str | None = None,
     settings: list[str] = (),
     quiet: bool = False,
+    on_line: Callable[[str], None] | None = None,
 ) -> RunResult:
+    """on_line sees each line of k6's output as it comes (a live progress)."""
     if workload not in workloads():
         raise UserError(f"unknown workload {workload!r}; known: {', '.join(workloads())}")
     testid = testid or f"{workload}-{time.strftime('%Y%m%dT%H%M%S')}"
@@ -151,6 +154,8 @@ def run(
                     stamped.append((time.time_ns(), line.rstrip("\n")))
                 if not quiet:
                     sys.stdout.write(line)
+                if on_line:
+                    on_line(line)
             code = proc.wait()
         if loki:
             logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid}, stamped)

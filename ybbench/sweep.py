@@ -21,6 +21,7 @@ from . import run as run_mod
 from . import saturation
 from .errors import UserError
 from .files import staged_dir, write_json
+from .progress import RunProgress
 from .services import check_ready
 
 DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
@@ -278,9 +279,10 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
             say(f"step {i}/{len(p.steps)} {p.key} {n}: already finished, not re-run ({rec['ops_per_s']:.1f} ops/s)")
         else:
             started = time.time()
-            with _progress(f"step {i}/{len(p.steps)} {p.key} {n} ({p.step_duration})"):
+            with RunProgress(f"step {i}/{len(p.steps)} {p.key} {n} ({p.step_duration})") as live:
                 run_mod.run(p.workload, testid=p.step_id(n), results=where, prometheus=p.prometheus, loki=p.loki,
-                            settings=[f"{k}={v}" for k, v in p.step_knobs(n).items()], quiet=True)
+                            settings=[f"{k}={v}" for k, v in p.step_knobs(n).items()], quiet=True,
+                            on_line=live.feed)
             rec = step_record(p, n, where / p.step_id(n))
             p99 = "-" if rec["p99_ms"] is None else f"{rec['p99_ms']:.3f} ms"
             say(f"step {i}/{len(p.steps)} {p.key} {n}: {rec['ops_per_s']:.1f} ops/s, p99 {p99}, "
@@ -310,32 +312,6 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
         raise
     code = 99 if any(s["k6_exit_code"] == 99 for s in doc["steps"]) else 0
     return doc, code
-
-
-class _progress:
-    """A live line (rich) with the step and its elapsed time, on a terminal
-    only; k6's own output goes to the step's k6.log."""
-
-    def __init__(self, what: str):
-        self.what = what
-        self.live = None
-
-    def __enter__(self):
-        from rich.console import Console
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        console = Console(stderr=True)
-        if console.is_terminal:
-            self.live = Progress(SpinnerColumn(), TextColumn(self.what), TimeElapsedColumn(), console=console,
-                                 transient=True)
-            self.live.start()
-            self.live.add_task(self.what, total=None)
-        return self
-
-    def __exit__(self, *exc):
-        if self.live:
-            self.live.stop()
-        return False
 
 
 def command(a) -> int:
