@@ -51,6 +51,14 @@ def _doe(a: argparse.Namespace) -> int:
     # numpy, scipy and matplotlib load only for this command.
     from .doe_report import command
 
+    if a.run or a.resume:
+        from .doe_run import command as run_design
+
+        return run_design(a)
+    given = [o for o, v in (("--id", a.id), ("--set", a.set), ("--prometheus", a.prometheus), ("--loki", a.loki),
+                            ("--results", a.results)) if v]
+    if given:
+        raise UserError(f"{', '.join(given)}: only with --run (or --resume)")
     return command(a.design, a.out, a.alpha)
 
 
@@ -117,6 +125,15 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("design", help="the design file (YAML), e.g. experiments/seed-002-esle.yaml")
     d.add_argument("--out", help="a new folder for results.json and the charts (written whole or not at all)")
     d.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals (0.05)")
+    d.add_argument("--run", action="store_true", help="run every row of the file's run: section with k6 (each "
+                   "replication one `ybbench run`), then analyse what they measured")
+    d.add_argument("--id", help="design id (default: <name>-<time>); runs are <id>-r<run>-<replication>")
+    d.add_argument("--resume", metavar="DESIGN_ID", help="go on with this design, skipping its finished runs")
+    d.add_argument("--results", help="results folder of --run (default: results/); the design's is <results>/<id>")
+    d.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
+    d.add_argument("--loki", help="Loki URL to keep each run's k6 log, e.g. http://127.0.0.1:3100")
+    d.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
+                   help="a workload knob for every run (not one the file sets), e.g. YSQL_NODES")
     d.set_defaults(func=_doe)
 
     c = sub.add_parser("scale", help="throughput against node count: Universal Scalability Law fit, peak, efficiency")

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from . import doe_plan
 from .doe import Design, order_word, parse_generator
 from .errors import UserError
 
@@ -72,7 +73,7 @@ class DesignFile:
     interactions: list[str]
     claims: list[Claim]
     notes: str
-    run: dict | None  # reserved for running the design with k6 (not read by the analysis)
+    run: doe_plan.RunSpec | None  # how to run each row with k6 (`ybbench doe --run`)
     ignored_columns: list[str] = field(default_factory=list)
 
     def factor(self, letter: str) -> Factor:
@@ -348,9 +349,6 @@ def load(path: Path) -> DesignFile:
     except UserError as e:
         raise UserError(f"{where}: {e}" if not str(e).startswith(where) else str(e)) from None
     response = _mapping(f"{where}: response", raw.get("response") or {}, RESPONSE_KEYS)
-    run = raw.get("run")
-    if run is not None and not isinstance(run, dict):
-        raise UserError(f"{where}: run: expected a mapping (workload and knobs), got {type(run).__name__}")
     df = DesignFile(
         path=Path(path), name=_text(f"{where}: name", raw.get("name")) or Path(path).stem,
         description=_text(f"{where}: description", raw.get("description")),
@@ -358,13 +356,15 @@ def load(path: Path) -> DesignFile:
         response=_text(f"{where}: response.name", response.get("name")) or "y",
         unit=_text(f"{where}: response.unit", response.get("unit")), y=None,
         run_ids=[""] * design.runs, run_sources=[""] * design.runs, interactions=[], claims=[],
-        notes=_text(f"{where}: notes", raw.get("notes")), run=run)
+        notes=_text(f"{where}: notes", raw.get("notes")), run=None)
     df.interactions = _interactions(df, f"{where}: interactions", raw.get("interactions"))
     df.claims = _claims(df, f"{where}: claims", raw.get("claims"))
     replications = raw.get("replications")
     if replications is not None and (isinstance(replications, bool) or not isinstance(replications, int)
                                      or replications < 1):
         raise UserError(f"{where}: replications: expected a whole number >= 1, got {replications!r}")
+    if raw.get("run") is not None:
+        df.run = doe_plan.parse(raw["run"], where, factors, design, replications or 1)
     if raw.get("results") is not None:
         res = _mapping(f"{where}: results", raw["results"], RESULTS_KEYS)
         if ("rows" in res) == ("csv" in res):
@@ -378,6 +378,6 @@ def load(path: Path) -> DesignFile:
             column = _text(f"{where}: results.column", res.get("column")) or "y"
             rows = _csv_rows(df, f"{where}: results.csv", csv_path, column)
         _collect(df, f"{where}: results", rows, replications)
-    elif df.claims:
-        raise UserError(f"{where}: claims: need results to check them against")
+    elif df.claims and df.run is None:
+        raise UserError(f"{where}: claims: need results (or a run: section) to check them against")
     return df

@@ -192,12 +192,20 @@ def _charts(folder: Path, df: DesignFile, eff: Effects, columns) -> dict:
     return plots
 
 
-def command(path: str, out: str | None, alpha: float) -> int:
+def check_args(out: str | None, alpha: float) -> None:
     if not 0 < alpha < 1:
         raise UserError(f"--alpha {alpha:g}: expected a number between 0 and 1, e.g. 0.05")
     if out is not None and Path(out).exists():
         raise UserError(f"--out {out}: exists; give a new folder (results are never overwritten)")
-    df = load(Path(path))
+
+
+def command(path: str, out: str | None, alpha: float) -> int:
+    check_args(out, alpha)
+    return report(load(Path(path)), out, alpha)
+
+
+def report(df: DesignFile, out: str | None, alpha: float) -> int:
+    """Print the design and, with y, its analysis; write --out."""
     columns = df.design.columns()
     lines = design_text(df)
     eff, verdicts = None, []
