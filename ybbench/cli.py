@@ -89,6 +89,12 @@ def _report(a: argparse.Namespace) -> int:
     return command(a.testid, a.results, a.prometheus, a.out)
 
 
+def _reproduce(a: argparse.Namespace) -> int:
+    from .reproduce import command
+
+    return command(a)
+
+
 def _demo(a: argparse.Namespace) -> int:
     from .demo import command
 
@@ -177,6 +183,19 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--vus", type=int, default=8, help="VUs of each run (8)")
     m.add_argument("--duration", default="5s", help="each run's DURATION (5s)")
     m.set_defaults(func=_demo)
+
+    x = sub.add_parser("reproduce", help="a seed's experiment scaled to this machine: published against observed")
+    x.add_argument("seed", help="000, 001, 004 (run their phases), 002, 003 (analyse their published results), "
+                   "or an experiment file")
+    x.add_argument("--duration", help="each phase's DURATION (30s)")
+    x.add_argument("--cores-per-node", type=int, help="server cores per node (default: this machine's cores "
+                   "over the nodes, when YSQL_NODES are all on it)")
+    x.add_argument("--id", help="reproduce id (default: reproduce-<seed>-<time>); phases are <id>-<phase>")
+    x.add_argument("--resume", metavar="REPRODUCE_ID", help="go on with this reproduce, skipping its finished phases")
+    x.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    x.add_argument("--prometheus", help="Prometheus URL: k6 remote write, and CPU and disks from node_exporter")
+    x.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every phase")
+    x.set_defaults(func=_reproduce)
     return p
 
 

@@ -24,6 +24,7 @@ SETUP_KEYS = {"database", "nodes", "vcpus_per_node", "instance_type", "cloud", "
 PHASE_KEYS = {"name", "workload", "knobs", "concurrency", "duration", "reads", "command", "figures", "notes"}
 FIGURE_KEYS = {"name", "measure", "op", "value", "unit", "scope", "qualifier", "where", "quote", "note"}
 SCOPES = {"cluster", "node", "disk"}
+OPS = {"insert", "select", "update", "scan"}
 PHASE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,19}$")
 # Set by `ybbench reproduce` itself, never by a phase's knobs.
 OWNED_KNOBS = {"DURATION", "KEY_PREFIX", "MAX_WRITTEN_KEY"}
@@ -38,6 +39,7 @@ class Measure:
     unit: str
     extensive: bool  # adds up over nodes (ops/s, rows), unlike a latency or a CPU %
     source: str  # "summary", "prometheus" or "none" (not measured in this version)
+    scopes: frozenset = frozenset({"cluster", "node"})  # where it can be observed (expected.PROM_QUERIES)
     why_not: str = ""  # for source "none": why it is not observed
 
 
@@ -45,13 +47,13 @@ MEASURES = {
     "ops_per_s": Measure("ops/s", True, "summary"),
     "latency_avg_ms": Measure("ms", False, "summary"),
     "rows": Measure("rows", True, "summary"),
-    "cpu_percent": Measure("%", False, "prometheus"),
-    "disk_reads_per_s": Measure("reads/s", True, "prometheus"),
-    "disk_read_mb_per_s": Measure("MB/s", True, "prometheus"),
-    "io_size_kb": Measure("KB", False, "prometheus"),
-    "dataset_tb": Measure("TB", True, "none", "on-disk size is not measured by ybbench in this version "
+    "cpu_percent": Measure("%", False, "prometheus", frozenset({"node"})),
+    "disk_reads_per_s": Measure("reads/s", True, "prometheus", frozenset({"node", "disk"})),
+    "disk_read_mb_per_s": Measure("MB/s", True, "prometheus", frozenset({"disk"})),
+    "io_size_kb": Measure("KB", False, "prometheus", frozenset({"disk"})),
+    "dataset_tb": Measure("TB", True, "none", why_not="on-disk size is not measured by ybbench in this version "
                           "(the Storage growth dashboard shows YugabyteDB's SSTable bytes)"),
-    "load_days": Measure("days", False, "none", "the load here runs for --duration, not to the seed's key count"),
+    "load_days": Measure("days", False, "none", why_not="the load here runs for --duration, not to the seed's key count"),
 }
 
 
@@ -141,6 +143,11 @@ def _figure(where: str, raw: object) -> Figure:
     scope = m["scope"]
     if scope not in SCOPES:
         raise UserError(f"{where}.scope: {scope!r}: expected one of {', '.join(sorted(SCOPES))}")
+    if m.get("op") is not None and m["op"] not in OPS:
+        raise UserError(f"{where}.op: {m['op']!r}: expected one of {', '.join(sorted(OPS))} (the ops of a run's summary)")
+    if scope not in MEASURES[measure].scopes:
+        raise UserError(f"{where}.scope: {measure} is observed per {' or per '.join(sorted(MEASURES[measure].scopes))}, "
+                        f"not per {scope}")
     value = _number(f"{where}.value", m["value"])
     if value <= 0:
         raise UserError(f"{where}.value: {m['value']!r}: a published figure is positive")

@@ -24,6 +24,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from . import expected
 from .errors import UserError
 from .files import write_json
 from .run import SECRET_NAMES, TESTID
@@ -248,7 +249,8 @@ def write_html(path: Path, text: str) -> None:
 
 
 def report(testids: list[str], results: Path, prometheus: str | None, out: Path | None) -> Path:
-    runs = [load_run(results, t) for t in testids]  # every input checked before any output
+    # A reproduce id stands for its phase runs, with its expected-vs-observed table (expected.py).
+    runs, expected_html, expected_doc = expected.for_report(results, testids, load_run)
     prom = None
     if prometheus:
         check_ready("Prometheus", prometheus, "/-/ready")
@@ -257,6 +259,7 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
     if out.suffix != ".html":
         raise UserError(f"--out {out}: expected a .html file")
     data = {"runs": [], "prometheus": prometheus, "not_in_this_version": list(NOT_YET)}
+    data["expected"] = expected_doc
     sections = []
     for run in runs:
         charts = summary_charts(run)
@@ -274,7 +277,7 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
             f"{html.escape(', '.join(testids))}</title><style>{CSS}</style></head><body>"
             f"<h1>ybbench report</h1><p>Runs: {html.escape(', '.join(testids))}. Generated {_stamp(time.time())}. "
             f"Prometheus: {html.escape(prometheus or 'not used')}.</p>"
-            + "\n".join(sections)
+            + expected_html + "\n".join(sections)
             + "<h2>Not in this version</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in NOT_YET)
             + "</ul></body></html>\n")
     write_json(out.with_suffix(".json"), data)
