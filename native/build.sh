@@ -43,7 +43,7 @@ promtail=$(version_of promtail github.com/grafana/loki/v3 | sed 's/^v//')
 compose=$(version_of compose github.com/docker/compose/v2)
 common=github.com/prometheus/common/version
 
-build k6 "" .
+build k6 "" . ./k6-official
 build prometheus "-X $common.Version=$prom" github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 build node_exporter "-X $common.Version=$node" github.com/prometheus/node_exporter
 build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki" github.com/grafana/loki/v3/cmd/loki

@@ -9,10 +9,14 @@ import uuid
 from .ybbench_cli import ybbench_run
 
 
-def run_ok(workload: str, pg, tmp_path, **knobs):
-    """Runs a workload briefly; returns its handleSummary JSON and the run."""
+def run_ok(workload: str, pg, tmp_path, _env: dict | None = None, _ok: bool = True, **knobs):
+    """Runs a workload briefly; returns its handleSummary JSON and the run
+    (with _ok=False, only the run, whatever its exit code)."""
     testid = f"w{uuid.uuid4().hex[:10]}"
-    r = ybbench_run(workload, pg, tmp_path / "results", testid=testid, knobs={k: str(v) for k, v in knobs.items()})
+    r = ybbench_run(workload, pg, tmp_path / "results", testid=testid, knobs={k: str(v) for k, v in knobs.items()},
+                    extra_env=_env)
+    if not _ok:
+        return r
     assert r.code == 0, r.output + (r.folder / "k6.log").read_text() if (r.folder / "k6.log").exists() else r.output
     digest = json.loads((r.folder / "summary.json").read_text())
     return digest, r

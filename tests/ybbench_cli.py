@@ -40,6 +40,6 @@ def ybbench_run(workload: str, pg: Postgres, results: Path, *, testid: str, prom
         cmd += ["--prometheus", prometheus]
     cmd += list(extra_args)
     env = pg.env(password)
-    env.update(K6=str(BIN / "k6"), K6_PROMETHEUS_RW_PUSH_INTERVAL="1s", **(extra_env or {}))
+    env.update({"K6": str(BIN / "k6"), "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s", **(extra_env or {})})
     p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     return Completed(p.returncode, p.stdout + p.stderr, results / testid)

@@ -6,6 +6,7 @@ summary and k6's log. The folder appears whole or not at all.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -58,6 +59,15 @@ K6_GO_ENV = {"GOGC": "400", "GOMEMLIMIT": _quarter_of_memory()}
 # nothing of ours phones home unless the user asks (K6_NO_USAGE_REPORT=false).
 K6_QUIET_ENV = {"K6_NO_USAGE_REPORT": "true"}
 
+# k6's built-in web dashboard, exported as results/<testid>/k6-report.html
+# when k6 ends (the report links to it). Port 0 on 127.0.0.1: a free loopback
+# port for each k6, so parallel runs never collide; k6 v1.8.1's port -1 does
+# not turn the server off, it listens on a random port on every interface.
+# Period 1s: k6 skips the export with under 2 snapshots (10s by default).
+K6_REPORT = "k6-report.html"
+K6_DASHBOARD_ENV = {"K6_WEB_DASHBOARD": "true", "K6_WEB_DASHBOARD_HOST": "127.0.0.1",
+                    "K6_WEB_DASHBOARD_PORT": "0", "K6_WEB_DASHBOARD_PERIOD": "1s"}
+
 # k6 exit codes: 0 ok, 99 thresholds crossed (the run happened, with errors).
 K6_RAN = (0, 99)
 
@@ -73,6 +83,27 @@ def k6_env(knobs: dict[str, str]) -> dict[str, str]:
     for k, v in {**K6_GO_ENV, **K6_QUIET_ENV}.items():
         env.setdefault(k, v)
     return env
+
+
+PGX_MODULE = "k6/x/sql/driver/pgx"
+
+
+@functools.lru_cache(maxsize=None)
+def k6_modules(k6: str) -> frozenset[str]:
+    """The JS modules of a k6 build's extensions, as `k6 version` lists them
+    ("github.com/grafana/xk6-sql v1.0.5, k6/x/sql [js]")."""
+    try:
+        out = subprocess.run([k6, "version"], capture_output=True, text=True, timeout=60).stdout
+    except OSError as e:
+        raise UserError(f"k6 at {k6} does not run: {e}") from None
+    return frozenset(re.findall(r", (k6/x/\S+) \[js\]", out))
+
+
+def default_driver(k6: str, env: dict[str, str]) -> None:
+    """pgx where this k6 has it and nobody chose a driver; the scripts' own
+    default is lib/pq, the official extension (k6-scripts/lib/db.js)."""
+    if "DB_DRIVER" not in env and PGX_MODULE in k6_modules(k6):
+        env["DB_DRIVER"] = "pgx"
 
 
 def k6_binary() -> str:
@@ -129,6 +160,7 @@ def run(
         raise UserError(f"{final} exists: a run id is used once")
 
     env = k6_env(knobs)
+    default_driver(k6, env)
     cmd = [k6, "run", "--no-color", "--tag", f"testid={testid}"]
     if prometheus:
         env.update(
@@ -143,19 +175,28 @@ def run(
     with staged_dir(final) as stage:
         cmd += ["--summary-export", str(stage / "k6-summary.json"), str(SCRIPTS / f"{workload}.js")]
         env["SUMMARY_JSON"] = str(stage / "summary.json")  # the workloads' handleSummary
+        for k, v in {**K6_DASHBOARD_ENV, "K6_WEB_DASHBOARD_EXPORT": str(stage / K6_REPORT)}.items():
+            env.setdefault(k, v)  # the user's K6_WEB_DASHBOARD* win
         started = time.time()
         stamped: list[tuple[int, str]] = []  # (unix ns, line) for Loki
         with open(stage / "k6.log", "w") as log:
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             assert proc.stdout is not None
-            for line in proc.stdout:
-                log.write(line)
-                if loki:
-                    stamped.append((time.time_ns(), line.rstrip("\n")))
-                if not quiet:
-                    sys.stdout.write(line)
-                if on_line:
-                    on_line(line)
+            try:
+                for line in proc.stdout:
+                    log.write(line)
+                    if loki:
+                        stamped.append((time.time_ns(), line.rstrip("\n")))
+                    if not quiet:
+                        sys.stdout.write(line)
+                    if on_line:
+                        on_line(line)
+            except BaseException:
+                # Interrupted (Ctrl-C reaches k6 too): k6 ends before the
+                # stage is removed, so it writes nothing into a folder after.
+                proc.terminate()
+                proc.wait()
+                raise
             code = proc.wait()
         if loki:
             logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid}, stamped)

@@ -1,12 +1,16 @@
 // One connection per VU, VUs spread round-robin over the YSQL nodes, as
 // yb-sample-apps spreads its threads over --nodes.
 //
-// Two drivers, both database/sql drivers under xk6-sql: pgx (our module,
-// compose/k6/xk6-sql-driver-pgx; statement cache, one round trip per
-// statement) by default, and lib/pq (xk6-sql-driver-postgres) with
-// DB_DRIVER=postgres.
+// Two drivers, both database/sql drivers under xk6-sql: lib/pq
+// (xk6-sql-driver-postgres, an official k6 extension, what Grafana Cloud k6
+// runs) by default, and pgx (our module, compose/k6/xk6-sql-driver-pgx;
+// statement cache, one round trip per statement) with DB_DRIVER=pgx, which
+// `ybbench run` and the compose k6 set where their k6 has it. Only the
+// official modules are imported: static imports are what k6 reads as a
+// script's extensions (`k6 deps`, Grafana Cloud's binary provisioning).
+// pgx is loaded by require(), and only when asked for, so a k6 without it
+// runs every workload.
 import sql from "k6/x/sql";
-import pgx from "k6/x/sql/driver/pgx";
 import pq from "k6/x/sql/driver/postgres";
 
 function dsn(conn, node) {
@@ -29,7 +33,21 @@ export function nodeFor(conn, vu) {
   return conn.nodes[Math.max(vu - 1, 0) % conn.nodes.length];
 }
 
-const drivers = { pgx, postgres: pq };
+// In the init context: require() is not available later (setup, VU code).
+const drivers = { postgres: pq, ...(__ENV.DB_DRIVER === "pgx" ? { pgx: pgxDriver() } : {}) };
+
+function pgxDriver() {
+  const m = require("k6/x/sql/driver/pgx");
+  // A k6 without the module hands over a placeholder (and fails after init);
+  // say plainly what is missing. A module's Symbol comes boxed: unbox it.
+  if (typeof m.valueOf !== "function" || typeof m.valueOf() !== "symbol") {
+    throw new Error(
+      "DB_DRIVER=pgx: this k6 has no k6/x/sql/driver/pgx module (our driver, compose/k6/xk6-sql-driver-pgx); " +
+        "use DB_DRIVER=postgres (lib/pq) or a k6 built with it (compose/k6/Dockerfile, native/build.sh)",
+    );
+  }
+  return m.valueOf();
+}
 
 export function open(conn, node) {
   return sql.open(drivers[conn.driver], dsn(conn, node), { max_open_conns: 1, max_idle_conns: 1 });
