@@ -103,10 +103,12 @@ def test_html_is_one_file_with_images_inline(with_prom):
     charts = sum(len(r["charts"]) for r in data["runs"])
     assert len(srcs) == charts >= 10
     assert all(s.startswith("data:image/png;base64,") for s in srcs)
-    assert "href=" not in page and "<script" not in page and "<link" not in page
+    # The only links: each run's k6 HTML report, relative, next to its run.
+    assert re.findall(r'href="([^"]*)"', page) == [f"{r['testid']}/k6-report.html" for r in data["runs"]]
+    assert "<script" not in page and "<link" not in page
     for r in data["runs"]:
         assert r["testid"] in page
-    assert "Not in this version" in page and "SSTable growth" in page
+    assert "Not in this version" not in page and "SSTable size per tablet server" in page
     assert "k6_iterations_total" in page  # every figure names its query
     assert not list(out.parent.glob(".both.html.*"))
 

@@ -86,7 +86,7 @@ def _sweep(a: argparse.Namespace) -> int:
 def _report(a: argparse.Namespace) -> int:
     from .report import command
 
-    return command(a.testid, a.results, a.prometheus, a.out)
+    return command(a.testid, a.results, a.prometheus, a.out, a.png)
 
 
 def _reproduce(a: argparse.Namespace) -> int:
@@ -174,8 +174,10 @@ def parser() -> argparse.ArgumentParser:
     o = sub.add_parser("report", help="one self-contained HTML page (tables, charts) for one or more runs")
     o.add_argument("testid", nargs="+", help="run ids: folders of --results")
     o.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
-    o.add_argument("--prometheus", help="Prometheus URL: chart ops/s, latency and CPU over each run's window")
+    o.add_argument("--prometheus", help="Prometheus URL: chart ops/s, latency, CPU, SSTables, disks and "
+                   "block cache over each run's window")
     o.add_argument("--out", help="the HTML file (default: results/<first testid>/report.html); its data in .json")
+    o.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<testid>-<chart id>.png")
     o.set_defaults(func=_report)
 
     m = sub.add_parser("demo", help="sql-inserts then sql-selects on a throwaway local PostgreSQL 15, and a report")

@@ -4,16 +4,19 @@ From each run's folder (results/<testid>/): the k6 summary table
 (summary.json) and the parameters (params.json). With --prometheus, charts
 over each run's window [params.started, params.finished]: ops/s by op,
 latency avg and p99 by op (k6's native histogram) and CPU per node
-(node_exporter), where those series exist. Without it, bar charts of what
-summary.json holds. Every figure names its source and window; the numbers
-of every chart go to a JSON file next to the HTML (report.json).
+(node_exporter), and the seeds' storage, disk and cache figures
+(seed_charts.py: SSTable size, disk IOPS, iostat -mx, block cache), where
+those series exist. Without it, bar charts of what summary.json holds.
+Every figure names its source and window; the numbers of every chart go to
+a JSON file next to the HTML (report.json); --png writes each chart as a
+PNG file. The page links to k6's own HTML report (k6-report.html) when the
+run has one.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import math
 import os
@@ -24,15 +27,17 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from . import seed_charts
 from . import expected
 from .errors import UserError
 from .files import write_json
-from .run import SECRET_NAMES, TESTID
+from .report_charts import bar_chart as _bar_chart
+from .report_charts import line_chart as _line_chart
+from .run import K6_REPORT, SECRET_NAMES, TESTID
 from .services import check_ready
 
-# Seed charts this version does not draw (they need YugabyteDB series).
-NOT_YET = ("SSTable growth (rocksdb SST files / bytes per tablet)", "disk IOPS (node_disk_*)",
-           "block cache hits / misses (rocksdb_block_cache_*)")
+# Seed charts this version does not draw.
+NOT_YET: tuple[str, ...] = ()
 
 
 def _stamp(t: float) -> str:
@@ -66,10 +71,15 @@ class Prom:
         self.url = url.rstrip("/")
 
     def range(self, promql: str, start: float, end: float, step: float) -> list[dict]:
-        q = urllib.parse.urlencode({"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}",
-                                    "step": f"{step:g}"})
+        return self._get("query_range", promql, start=f"{start:.3f}", end=f"{end:.3f}", step=f"{step:g}")
+
+    def instant(self, promql: str, t: float) -> list[dict]:
+        return self._get("query", promql, time=f"{t:.3f}")
+
+    def _get(self, api: str, promql: str, **params) -> list[dict]:
+        q = urllib.parse.urlencode({"query": promql, **params})
         try:
-            with urllib.request.urlopen(f"{self.url}/api/v1/query_range?{q}", timeout=30) as r:
+            with urllib.request.urlopen(f"{self.url}/api/v1/{api}?{q}", timeout=30) as r:
                 body = json.load(r)
         except urllib.error.HTTPError as e:
             raise UserError(f"Prometheus at {self.url}: query {promql!r} failed: HTTP {e.code} "
@@ -104,47 +114,6 @@ def _series(result: list[dict], label: str) -> dict[str, dict]:
         if pts:
             out[s["metric"].get(label, "")] = {"t": [p[0] for p in pts], "v": [p[1] for p in pts]}
     return out
-
-
-def _png(fig) -> str:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return base64.b64encode(buf.getvalue()).decode()
-
-
-def _line_chart(title: str, ylabel: str, series: dict[str, dict], start: float) -> str:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 3.2))
-    ax = fig.add_subplot()
-    for name, s in sorted(series.items()):
-        ax.plot([t - start for t in s["t"]], s["v"], label=name or "(none)")
-    ax.set_xlabel("seconds since the run started")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    return _png(fig)
-
-
-def _bar_chart(title: str, ylabel: str, groups: list[str], bars: dict[str, list[float | None]]) -> str:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 3.2))
-    ax = fig.add_subplot()
-    width = 0.8 / max(1, len(bars))
-    for i, (name, vals) in enumerate(bars.items()):
-        ax.bar([g + i * width for g in range(len(groups))], [v or 0 for v in vals], width, label=name)
-    ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], groups)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    if len(bars) > 1:
-        ax.legend(fontsize=8)
-    return _png(fig)
 
 
 def summary_charts(run: dict) -> list[dict]:
@@ -183,21 +152,37 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
         title, ylabel, label = specs[key]
         series = _series(prom.range(promql, start, end, step), label)
         if not series:
-            missing.append(f"{title}: no series for {promql}")
+            needs = seed_charts.NEEDS_NODE if label == "instance" else "needs the run made with --prometheus"
+            missing.append(f"{title}: no series for {promql} over the window; {needs}")
             continue
         c = {"id": key, "title": f"{run['testid']}: {title}",
              "source": f"Prometheus {prom.url}, query_range step {step:g}s: {promql}",
              "query": promql, "step": step, "data": series}
         c["png"] = _line_chart(c["title"], ylabel, series, start)
         charts.append(c)
-    return charts, missing
+    seed, seed_missing = seed_charts.line_charts(run, prom, step, rng)
+    return charts + seed, missing + seed_missing
 
 
 def _fmt(v, d=3) -> str:
     return "-" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
 
 
-def _run_html(run: dict, charts: list[dict], missing: list[str]) -> str:
+def _table_html(t: dict, w: dict) -> str:
+    e = html.escape
+    cols = list(t["formulas"])
+    head = "".join(f"<th>{e(c)}</th>" for c in ["host device", *cols])
+    body = "".join("<tr>" + "".join(f"<td>{e(x)}</td>" for x in [name, *(_fmt(r[c], 2) for c in cols)]) + "</tr>"
+                   for name, r in t["rows"].items())
+    formulas = "; ".join(f"{c} = {f}" for c, f in t["formulas"].items())
+    spans = "; ".join(f"{name}: t0 {_stamp(r['t0'])}, t1 {_stamp(r['t1'])}" for name, r in t["rows"].items())
+    return (f"<figure><table><tr>{head}</tr>{body}</table><figcaption>{e(t['title'])}. Source: {e(t['source'])}. "
+            f"Window: {_stamp(w['start'])} to {_stamp(w['end'])} ({e(spans)}). Formulas: {e(formulas)}."
+            "</figcaption></figure>")
+
+
+def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[dict] = (),
+              k6_report: str | None = None) -> str:
     s, p, w = run["summary"], run["params"], run["window"]
     e = html.escape
     rows = []
@@ -221,10 +206,14 @@ def _run_html(run: dict, charts: list[dict], missing: list[str]) -> str:
         f"{e(', '.join(s.get('thresholds_failed', [])) or 'none')}.</p>",
         f"<h3>Parameters (params.json)</h3><table><tr><th>knob</th><th>value</th></tr>{knobs}</table>",
     ]
+    if k6_report:
+        out.append(f'<p>k6\'s own HTML report (its web dashboard\'s export): <a href="{e(k6_report)}">'
+                   f"{e(k6_report)}</a>.</p>")
     for c in charts:
         out.append(f'<figure><img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}">'
                    f"<figcaption>{e(c['title'])}. Source: {e(c['source'])}. Window: {_stamp(w['start'])} to "
                    f"{_stamp(w['end'])}.</figcaption></figure>")
+    out += [_table_html(t, w) for t in tables]
     if missing:
         out.append("<h3>Missing</h3><ul>" + "".join(f"<li>{e(m)}</li>" for m in missing) + "</ul>")
     out.append("</section>")
@@ -236,19 +225,20 @@ CSS = ("body{font-family:sans-serif;max-width:60em;margin:1em auto}table{border-
        "figcaption{font-size:small;color:#444}")
 
 
-def write_html(path: Path, text: str) -> None:
+def write_file(path: Path, text: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def report(testids: list[str], results: Path, prometheus: str | None, out: Path | None) -> Path:
+def report(testids: list[str], results: Path, prometheus: str | None, out: Path | None,
+           png_dir: Path | None = None) -> Path:
     # A reproduce id stands for its phase runs, with its expected-vs-observed table (expected.py).
     runs, expected_html, expected_doc = expected.for_report(results, testids, load_run)
     prom = None
@@ -258,34 +248,46 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
     out = out or results / testids[0] / "report.html"
     if out.suffix != ".html":
         raise UserError(f"--out {out}: expected a .html file")
+    if png_dir and png_dir.exists() and not png_dir.is_dir():
+        raise UserError(f"--png {png_dir}: exists and is not a folder")
     data = {"runs": [], "prometheus": prometheus, "not_in_this_version": list(NOT_YET)}
     data["expected"] = expected_doc
-    sections = []
+    sections, pngs = [], {}
     for run in runs:
-        charts = summary_charts(run)
+        charts, tables = summary_charts(run), []
         if prom:
             pc, missing = prometheus_charts(run, prom)
-            charts += pc
+            tables, table_missing = seed_charts.iostat_table(run, prom)
+            charts, missing = charts + pc, missing + table_missing
         else:
-            missing = ["Prometheus charts (ops/s, latency avg and p99 over time, CPU per node): "
-                       "no --prometheus given, so only the k6 summary is charted"]
-        sections.append(_run_html(run, charts, missing))
+            missing = ["Prometheus charts (ops/s, latency avg and p99 over time, CPU per node, SSTable size and "
+                       "files, disk IOPS, iostat -mx, block cache hits and misses): no --prometheus given, so "
+                       "only the k6 summary is charted"]
+        k6_page = run["folder"] / K6_REPORT
+        k6_link = os.path.relpath(k6_page, out.parent) if k6_page.is_file() else None
+        sections.append(_run_html(run, charts, missing, tables, k6_link))
+        pngs.update({f"{run['testid']}-{c['id']}.png": c["png"] for c in charts})
         data["runs"].append({"testid": run["testid"], "window": run["window"], "missing": missing,
-                             "summary": run["summary"], "params": run["params"],
-                             "charts": [{k: v for k, v in c.items() if k != "png"} for c in charts]})
+                             "summary": run["summary"], "params": run["params"], "k6_report": k6_link,
+                             "charts": [{k: v for k, v in c.items() if k != "png"} for c in charts],
+                             "tables": tables})
     page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench report: "
             f"{html.escape(', '.join(testids))}</title><style>{CSS}</style></head><body>"
             f"<h1>ybbench report</h1><p>Runs: {html.escape(', '.join(testids))}. Generated {_stamp(time.time())}. "
             f"Prometheus: {html.escape(prometheus or 'not used')}.</p>"
             + expected_html + "\n".join(sections)
-            + "<h2>Not in this version</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in NOT_YET)
-            + "</ul></body></html>\n")
+            + ("<h2>Not in this version</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in NOT_YET)
+               + "</ul>" if NOT_YET else "")
+            + "</body></html>\n")
+    for name, b64 in pngs.items() if png_dir else ():
+        write_file(png_dir / name, base64.b64decode(b64))
     write_json(out.with_suffix(".json"), data)
-    write_html(out, page)
+    write_file(out, page)
     return out
 
 
-def command(testids: list[str], results: str, prometheus: str | None, out: str | None) -> int:
-    path = report(testids, Path(results), prometheus, Path(out) if out else None)
+def command(testids: list[str], results: str, prometheus: str | None, out: str | None,
+            png: str | None = None) -> int:
+    path = report(testids, Path(results), prometheus, Path(out) if out else None, Path(png) if png else None)
     print(path)
     return 0
