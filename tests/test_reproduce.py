@@ -7,6 +7,7 @@ reproduce.json checked against each phase's own summary.json; then
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import yaml
 
 from ybbench import experiment_file, expected, reproduce
 
-from .stack import BIN, REPO, SHARED
+from .stack import BIN, REPO, SHARED, free_port
 
 SEEDS = SHARED / "seeds"
 SHIPPED = {"000": "seed-000-ysql-100-nodes.yaml", "001": "seed-001-ycql-large-datasets.yaml",
@@ -304,3 +305,50 @@ def test_report_of_a_reproduce_shows_expected_against_observed(reproduced):
                 assert f"<td>{expected._n(row['ratio'])}</td>" in page
     data = json.loads((results / "rp1" / "report.json").read_text())
     assert data["expected"]["reproduce_id"] == "rp1"
+
+
+def test_host_figures_come_from_node_exporter_over_the_phase(postgres, prometheus, tmp_path):
+    doc = json.loads(json.dumps(GOOD))
+    doc["phases"] = doc["phases"][:1]
+    doc["phases"][0]["figures"] += [
+        {"name": "disk reads", "measure": "disk_reads_per_s", "value": 16400, "unit": "reads/s", "scope": "node",
+         "where": "Disk", "quote": "16.4K disk read ops/sec"},
+        {"name": "read size", "measure": "io_size_kb", "value": 29, "unit": "KB", "scope": "disk",
+         "where": "Disk", "quote": "29KB"}]
+    f = tmp_path / "host.yaml"
+    f.write_text(yaml.safe_dump(doc, sort_keys=False))
+    env = postgres.env()
+    env.update(K6=str(BIN / "k6"), K6_PROMETHEUS_RW_PUSH_INTERVAL="1s")
+    r = cli("reproduce", str(f), "--duration", "3s", "--id", "rph", "--results", str(tmp_path / "results"),
+            "--prometheus", prometheus.url, "--set", f"YSQL_NODES=127.0.0.1:{postgres.port}",
+            "--set", f"DB_USER={postgres.user}", "--set", f"DB_NAME={postgres.database}", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = json.loads((tmp_path / "results" / "rph" / "reproduce.json").read_text())
+    ph = out["phases"][0]
+    rows = {row["figure"]: row for row in ph["rows"]}
+    # The same CPU, asked of Prometheus independently: busy share of every
+    # CPU's time over the phase's window (15 s at least), at its end.
+    start, end = ph["window"]
+    w = f"{max(15, math.ceil(end - start))}s"
+    idle = prometheus.api("query", query=f'sum(rate(node_cpu_seconds_total{{mode="idle"}}[{w}])) / '
+                                         f'count(node_cpu_seconds_total{{mode="idle"}})', time=f"{end:.3f}")
+    busy = 100 * (1 - float(idle["result"][0]["value"][1]))
+    cpu = rows["CPU"]
+    assert 0 < cpu["observed"]["value"] <= 100 and cpu["observed"]["value"] == pytest.approx(busy, rel=1e-6)
+    assert cpu["ratio"] == pytest.approx(cpu["observed"]["value"] / 78)
+    reads = rows["disk reads"]["observed"]
+    assert reads is not None and reads["per_node"] >= 0 and "node_disk_reads_completed_total" in rows["disk reads"]["source"]
+    size = rows["read size"]
+    assert size["observed"] is not None or size["not_observed"] == "no disk reads in the window (the data is read from memory here)"
+
+
+def test_a_failed_first_phase_leaves_no_folder(postgres, tmp_path):
+    f = tmp_path / "short.yaml"
+    f.write_text(yaml.safe_dump(GOOD, sort_keys=False))
+    env = postgres.env()
+    env["K6"] = str(BIN / "k6")
+    results = tmp_path / "results"
+    r = cli("reproduce", str(f), "--duration", "3s", "--id", "rpf", "--results", str(results),
+            "--set", f"YSQL_NODES=127.0.0.1:{free_port()}", "--set", f"DB_USER={postgres.user}", env=env)
+    assert r.returncode == 2 and "sql-inserts failed" in r.stderr, r.stdout + r.stderr
+    assert not results.exists() or not list(results.iterdir())

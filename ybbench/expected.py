@@ -107,7 +107,7 @@ def _levels(fig: Figure, value: float, scope: str, nodes: int, cores: float | No
 
 def normaliser(fig: Figure) -> str:
     if not MEASURES[fig.measure].extensive:
-        return "none (the value itself)"
+        return "the value itself"
     if fig.scope == "disk":
         return "per disk"
     return "per server core" if fig.measure == "ops_per_s" else "per node"
@@ -177,7 +177,7 @@ def compare(exp: Experiment, phase: Phase, fig: Figure, observed: tuple[float | 
     if obs is not None:
         key = _norm_key(fig, obs, pub)
         row["normaliser"] = {"per_core": "per server core", "per_node": "per node", "per_disk": "per disk",
-                             "value": "none (the value itself)"}[key]
+                             "value": "the value itself"}[key]
         row["ratio"] = obs[key] / pub[key] if pub[key] else None
     return row
 
@@ -240,11 +240,11 @@ def differences(exp: Experiment, local: Local, phases: list[dict], duration: str
     rows = sum(ph.get("rows_written") or 0 for ph in phases if ph.get("loads"))
     mb = sum((ph.get("rows_written") or 0) * ph.get("row_bytes", 0) for ph in phases if ph.get("loads")) / 2**20
     if rows:
-        per_node = f"{_n(s['data_per_node_gb'])} GB per node, " if "data_per_node_gb" in s else ""
-        ram = f"{_n(s['ram_per_node_gb'])} GB RAM" if "ram_per_node_gb" in s else ""
-        cache = f"{_n(s['block_cache_gb'])} GB block cache" if "block_cache_gb" in s else ""
-        against = " against " + " and ".join(x for x in (ram, cache) if x) if ram or cache else ""
-        line = (f"data: published {s.get('data', 'not given')} ({per_node}{against.strip()}); here {rows} rows, "
+        per_node = f"{_n(s['data_per_node_gb'])} GB per node" if "data_per_node_gb" in s else ""
+        memory = " and ".join(f"{_n(s[k])} GB {what}" for k, what in (("ram_per_node_gb", "RAM"),
+                                                                      ("block_cache_gb", "block cache")) if k in s)
+        sizes = ", against ".join(x for x in (per_node, memory) if x)
+        line = (f"data: published {s.get('data', 'not given')}{f' ({sizes})' if sizes else ''}; here {rows} rows, "
                 f"~{mb:.1f} MB of keys and values ({mb / local.nodes:.1f} MB per node) and {local.ram_gb:.1f} GB "
                 "of RAM on this machine")
         if mb / 1024 < local.ram_gb:
