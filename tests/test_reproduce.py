@@ -163,6 +163,7 @@ def test_a_bad_experiment_file_stops_before_anything_runs(case, tmp_path):
     (["000", "--id", "a/b"], "--id 'a/b': use 1-48 letters"),
     (["000", "--resume", "none-such"], "--resume none-such: no reproduce at"),
     (["000", "--set", "YSQL_NODES=10.1.2.3:5433"], "give --cores-per-node"),
+    (["000", "--set", "YSQL_NODES=127.0.0.1:5433,"], "--set YSQL_NODES=127.0.0.1:5433,: '' is not host:port"),
     (["002", "--duration", "5s"], "seed 002: seed-002-esle.yaml holds the seed's published results"),
 ])
 def test_bad_options_stop_before_anything_runs(args, message, tmp_path):

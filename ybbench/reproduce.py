@@ -25,6 +25,7 @@ from .errors import UserError
 from .experiment_file import Experiment, Phase, load
 from .files import staged_dir, write_json
 from .progress import RunProgress
+from .scale_file import ADDRESS
 from .services import check_ready
 from .sweep import SWEEP_ID, _show, seconds
 
@@ -109,7 +110,11 @@ def plan(seed: str, *, duration: str | None, settings: list[str], rid: str | Non
             raise UserError(f"--set {k}: reproduce sets {k} for each phase (from {how})")
     if cores_per_node is not None and cores_per_node < 1:
         raise UserError(f"--cores-per-node {cores_per_node}: must be at least 1")
-    local = expected.Local.from_knobs(knobs.get("YSQL_NODES", "127.0.0.1:5433"), cores_per_node)
+    ysql_nodes = knobs.get("YSQL_NODES", "127.0.0.1:5433")
+    bad = [x for x in ysql_nodes.split(",") if not ADDRESS.match(x.strip())]
+    if bad:
+        raise UserError(f"--set YSQL_NODES={ysql_nodes}: {bad[0]!r} is not host:port (the node count comes from it)")
+    local = expected.Local.from_knobs(ysql_nodes, cores_per_node)
     if rid and resume:
         raise UserError("--id and --resume: give one")
     rid = resume or rid or f"reproduce-{key or exp.name[:20]}-{time.strftime('%Y%m%dT%H%M%S')}"
