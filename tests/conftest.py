@@ -15,7 +15,7 @@ from .stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, 
 # report (k6 posts one to Grafana after each run otherwise).
 os.environ["K6_NO_USAGE_REPORT"] = "true"
 
-NEEDED = ("k6", "prometheus", "promtool", "node_exporter", "loki", "promtail", "docker-compose")
+NEEDED = ("k6", "k6-official", "prometheus", "promtool", "node_exporter", "loki", "promtail", "docker-compose")
 
 
 @pytest.fixture(scope="session")

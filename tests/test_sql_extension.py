@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from .stack import REPO
+from .stack import REPO, wait_until
 
 
 @pytest.mark.parametrize("driver", ["pgx", "postgres"])
@@ -22,7 +22,21 @@ def test_xk6_sql_api_against_postgres(binaries, postgres, tmp_path, driver):
     )
     assert p.returncode == 0, p.stdout + p.stderr
     checks = json.loads(summary.read_text())["metrics"]["checks"]
-    assert checks["fails"] == 0 and checks["passes"] == 14, checks
+    assert checks["fails"] == 0 and checks["passes"] == 19, checks
+
+
+def test_a_statement_running_at_the_end_of_the_run_is_cancelled(binaries, postgres, testid):
+    """Under the VU's context: k6 stops at duration + gracefulStop (2 s)
+    and the 120 s pg_sleep is cancelled on the server too; under a
+    background context k6 would wait for it past this test's timeout."""
+    env = postgres.env()
+    env.update(PGPORT=str(postgres.port), PGUSER=postgres.user, PGDATABASE=postgres.database, MARK=testid,
+               K6_NO_USAGE_REPORT="true")
+    p = subprocess.run([str(binaries / "k6"), "run", "--no-color", "--quiet", str(REPO / "tests" / "k6" / "sql_context.js")],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    running = f"SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%{testid}%' AND pid <> pg_backend_pid()"
+    wait_until(lambda: postgres.query(running) == "0", "the cancelled pg_sleep to end on the server", timeout=10)
 
 
 def test_k6_lists_the_sql_modules(binaries):

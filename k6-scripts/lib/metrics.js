@@ -86,3 +86,24 @@ export function attempt(op, fn, args) {
     }
   }
 }
+
+// A multi-row read whose result comes back short. xk6-sql does not check
+// rows.Err() after reading rows, so an error that arrives after the first
+// rows (a YugabyteDB read restart, a node dying mid-result) returns the rows
+// read so far and no exception: a short result may be an error, and is
+// never counted as keys missing. It is retried like 40001; still short after
+// MAX_RETRIES, it is a failed statement of SQLSTATE "short" (class "short").
+export const SHORT = "short";
+export function attemptRows(op, fn, args, expected) {
+  for (let tries = 0; ; tries++) {
+    const rows = attempt(op, fn, args);
+    if (rows === undefined || rows.length >= expected) return rows;
+    if (tries < maxRetries) {
+      retries.add(1, { op });
+      continue;
+    }
+    errors.add(1, { op, sqlstate: SHORT, sqlstate_class: SHORT });
+    logFirst(op, SHORT, new Error(`${rows.length} of ${expected} rows came back, ${tries} retries`));
+    return undefined;
+  }
+}

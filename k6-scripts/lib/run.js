@@ -55,7 +55,8 @@ function scenario(m, bound) {
 const opLatencySummary = oneOf("OP_LATENCY_SUMMARY", "off", ["off", "on"]) === "on";
 
 // The SQLSTATE classes worth a line in the summary; Prometheus has them all.
-const ERROR_CLASSES = ["08", "23", "40", "42", "53", "57", "XX", "none"];
+// "short": a multi-row read cut short, which may be an error (lib/metrics.js).
+const ERROR_CLASSES = ["08", "23", "40", "42", "53", "57", "XX", "none", "short"];
 
 // k6 options for a workload. `ops` lists the operations it runs, so that the
 // summary (and --summary-export) carries per-op counts, errors and retries

@@ -46,6 +46,28 @@ export default function () {
   });
   check(db.execWithTimeout("5s", "UPDATE api_t SET i = i + 1"), { "execWithTimeout runs": (x) => x.rowsAffected() === 2 });
   check(throws(() => sql.open("postgres", dsn)), { "a driver name instead of its module is refused": (m) => /unsupported database/.test(m) });
+
+  // As the real xk6-sql (REFERENCE.md): rows.Err() is not checked, so an
+  // error after the first rows comes back as a short result, no exception;
+  // an error before the first row throws.
+  check(db.query("SELECT 1 / (3 - g) AS x FROM generate_series(1, 5) g"), {
+    "an error after two rows returns those two rows": (x) => x.length === 2 && x[1].x === 1,
+  });
+  check(throws(() => db.query("SELECT 1 / (1 - g) AS x FROM generate_series(1, 5) g")), {
+    "an error at the first row throws": (m) => /division by zero/.test(m),
+  });
+
+  // open() options apply whenever they are named, whatever their value.
+  const pid = (pool) => pool.query("SELECT pg_backend_pid() AS p")[0].p;
+  const none = sql.open(driver, dsn, { max_idle_conns: 0 });
+  check([pid(none), pid(none)], { "max_idle_conns: 0 opens a connection per statement": (p) => p[0] !== p[1] });
+  none.close();
+  const empty = sql.open(driver, dsn, {});
+  check([pid(empty), pid(empty)], { "empty options keep database/sql's idle pool": (p) => p[0] === p[1] });
+  empty.close();
+  check(throws(() => sql.open(driver, dsn, { conn_max_lifetime: undefined })), {
+    "an option set to undefined is applied, and fails": (m) => /invalid duration "undefined"/.test(m),
+  });
   db.exec("DROP TABLE api_t");
 }
 

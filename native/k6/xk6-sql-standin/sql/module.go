@@ -25,31 +25,28 @@ func New() modules.Module { return new(rootModule) }
 
 type rootModule struct{}
 
-func (*rootModule) NewModuleInstance(_ modules.VU) modules.Instance {
-	m := &module{}
+func (*rootModule) NewModuleInstance(vu modules.VU) modules.Instance {
+	m := &module{vu: vu}
 	m.exports.Default = m
 	m.exports.Named = map[string]any{"open": m.Open}
 	return m
 }
 
 type module struct {
+	vu      modules.VU
 	exports modules.Exports
 }
 
 func (m *module) Exports() modules.Exports { return m.exports }
 
-// options are the optional third argument of open(), named as in xk6-sql.
-type options struct {
-	ConnMaxIdleTime string `js:"conn_max_idle_time"`
-	ConnMaxLifetime string `js:"conn_max_lifetime"`
-	MaxIdleConns    int    `js:"max_idle_conns"`
-	MaxOpenConns    int    `js:"max_open_conns"`
-}
-
 var errUnsupportedDatabase = errors.New("unsupported database")
 
 // Open opens a pool for a driver id exported by a k6/x/sql/driver/* module.
-func (m *module) Open(driverID sobek.Value, dsn string, opts *options) (*Database, error) {
+// opts, the optional third argument, is applied as xk6-sql applies it: each
+// option named in it is set, whatever its value (max_idle_conns: 0 keeps no
+// idle connection, so every statement opens one; conn_max_lifetime:
+// undefined is the duration "undefined", an error).
+func (m *module) Open(driverID sobek.Value, dsn string, opts sobek.Value) (*Database, error) {
 	sym, ok := driverID.(*sobek.Symbol)
 	if !ok {
 		return nil, fmt.Errorf("%w: invalid driver parameter type", errUnsupportedDatabase)
@@ -62,35 +59,33 @@ func (m *module) Open(driverID sobek.Value, dsn string, opts *options) (*Databas
 	if err != nil {
 		return nil, err
 	}
-	if opts != nil {
-		if err := applyOptions(db, opts); err != nil {
+	if opts != nil && !sobek.IsUndefined(opts) && !sobek.IsNull(opts) {
+		if err := applyOptions(db, opts.ToObject(m.vu.Runtime())); err != nil {
 			_ = db.Close()
 			return nil, err
 		}
 	}
-	return &Database{db: db}, nil
+	return &Database{db: db, vu: m.vu}, nil
 }
 
-func applyOptions(db *sql.DB, o *options) error {
-	if o.ConnMaxIdleTime != "" {
-		d, err := time.ParseDuration(o.ConnMaxIdleTime)
-		if err != nil {
-			return err
+func applyOptions(db *sql.DB, o *sobek.Object) error {
+	for _, opt := range []struct {
+		key string
+		set func(time.Duration)
+	}{{"conn_max_idle_time", db.SetConnMaxIdleTime}, {"conn_max_lifetime", db.SetConnMaxLifetime}} {
+		if v := o.Get(opt.key); v != nil {
+			d, err := time.ParseDuration(v.String())
+			if err != nil {
+				return err
+			}
+			opt.set(d)
 		}
-		db.SetConnMaxIdleTime(d)
 	}
-	if o.ConnMaxLifetime != "" {
-		d, err := time.ParseDuration(o.ConnMaxLifetime)
-		if err != nil {
-			return err
-		}
-		db.SetConnMaxLifetime(d)
+	if v := o.Get("max_idle_conns"); v != nil {
+		db.SetMaxIdleConns(int(v.ToInteger()))
 	}
-	if o.MaxIdleConns != 0 {
-		db.SetMaxIdleConns(o.MaxIdleConns)
-	}
-	if o.MaxOpenConns != 0 {
-		db.SetMaxOpenConns(o.MaxOpenConns)
+	if v := o.Get("max_open_conns"); v != nil {
+		db.SetMaxOpenConns(int(v.ToInteger()))
 	}
 	return nil
 }
@@ -98,17 +93,27 @@ func applyOptions(db *sql.DB, o *options) error {
 // KeyValue is one result row, keyed by column name.
 type KeyValue map[string]any
 
-// Database is a pool of connections, as xk6-sql's Database.
+// Database is a pool of connections, as xk6-sql's Database. Statements run
+// under the VU's context, as in xk6-sql: a statement still running when k6
+// stops the VU (gracefulStop) is cancelled.
 type Database struct {
 	db *sql.DB
+	vu modules.VU
+}
+
+func (d *Database) ctx() context.Context {
+	if c := d.vu.Context(); c != nil {
+		return c
+	}
+	return context.Background()
 }
 
 func (d *Database) Query(query string, args ...any) ([]KeyValue, error) {
-	return d.query(context.Background(), query, args...)
+	return d.query(d.ctx(), query, args...)
 }
 
 func (d *Database) QueryWithTimeout(timeout string, query string, args ...any) ([]KeyValue, error) {
-	ctx, cancel, err := withTimeout(timeout)
+	ctx, cancel, err := withTimeout(d.ctx(), timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +122,11 @@ func (d *Database) QueryWithTimeout(timeout string, query string, args ...any) (
 }
 
 func (d *Database) Exec(query string, args ...any) (sql.Result, error) {
-	return d.db.ExecContext(context.Background(), query, args...)
+	return d.db.ExecContext(d.ctx(), query, args...)
 }
 
 func (d *Database) ExecWithTimeout(timeout string, query string, args ...any) (sql.Result, error) {
-	ctx, cancel, err := withTimeout(timeout)
+	ctx, cancel, err := withTimeout(d.ctx(), timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -131,12 +136,12 @@ func (d *Database) ExecWithTimeout(timeout string, query string, args ...any) (s
 
 func (d *Database) Close() error { return d.db.Close() }
 
-func withTimeout(timeout string) (context.Context, context.CancelFunc, error) {
+func withTimeout(parent context.Context, timeout string) (context.Context, context.CancelFunc, error) {
 	d, err := time.ParseDuration(timeout)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(parent, d)
 	return ctx, cancel, nil
 }
 
@@ -167,5 +172,10 @@ func (d *Database) query(ctx context.Context, query string, args ...any) ([]KeyV
 		}
 		result = append(result, row)
 	}
-	return result, rows.Err()
+	// As xk6-sql (checked on v1.0.6 and v1.2.0): rows.Err() is not looked
+	// at, so an error after the first rows (a read restart, a node dying
+	// mid-result) returns the rows read so far and no exception. An error
+	// before the first row still throws: both drivers report it from
+	// QueryContext.
+	return result, nil
 }
