@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ybbench import experiment_file, expected, reproduce
+from ybbench import experiment_file, expected
 
 from .stack import BIN, REPO, SHARED, free_port
 
@@ -125,6 +125,9 @@ BAD_FILES = {
     "a knob reproduce sets": (with_change(["phases", 0, "knobs"], {"DURATION": "1h"}),
                               "phases[0].knobs.DURATION: set by `ybbench reproduce`"),
     "reads a later phase": (with_change(["phases", 1, "reads"], "load"), "phases[1].reads: 'load' is not an earlier"),
+    "reads another kind of load": (with_change(["phases", 1, "workload"], "kv-read-heavy"),
+                                   "phases[1].reads: kv-read-heavy cannot read the keys of phase 'insert' "
+                                   "(sql-inserts); it reads a kv-load phase's"),
     "a reader without reads": (with_change(["phases", 1, "reads"], ...), "phases[1].reads: sql-selects reads"),
     "figure without unit": (with_change(["phases", 0, "figures", 0, "unit"], ...), "figures[0]: missing unit"),
     "figure in the wrong unit": (with_change(["phases", 0, "figures", 0, "unit"], "Mops/s"),
@@ -338,9 +341,11 @@ def test_host_figures_come_from_node_exporter_over_the_phase(postgres, prometheu
     assert 0 < cpu["observed"]["value"] <= 100 and cpu["observed"]["value"] == pytest.approx(busy, rel=1e-6)
     assert cpu["ratio"] == pytest.approx(cpu["observed"]["value"] / 78)
     reads = rows["disk reads"]["observed"]
-    assert reads is not None and reads["per_node"] >= 0 and "node_disk_reads_completed_total" in rows["disk reads"]["source"]
+    assert reads is not None and reads["per_node"] >= 0
+    assert "node_disk_reads_completed_total" in rows["disk reads"]["source"]
     size = rows["read size"]
-    assert size["observed"] is not None or size["not_observed"] == "no disk reads in the window (the data is read from memory here)"
+    no_reads = "no disk reads in the window (the data is read from memory here)"
+    assert size["observed"] is not None or size["not_observed"] == no_reads
 
 
 def test_a_failed_first_phase_leaves_no_folder(postgres, tmp_path):

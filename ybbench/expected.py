@@ -31,7 +31,8 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 # only: loop, RAM, device-mapper and md devices would count reads twice.
 DEVICES = 'job="node", device!~"(loop|ram|dm-|md|sr).*"'
 PROM_QUERIES = {
-    ("cpu_percent", "node"): '100 * avg(1 - avg by (instance) (rate(node_cpu_seconds_total{job="node", mode="idle"}[W])))',
+    ("cpu_percent", "node"):
+        '100 * avg(1 - avg by (instance) (rate(node_cpu_seconds_total{job="node", mode="idle"}[W])))',
     ("disk_reads_per_s", "node"): f"avg(sum by (instance) (rate(node_disk_reads_completed_total{{{DEVICES}}}[W])))",
     ("disk_reads_per_s", "disk"): f"avg(rate(node_disk_reads_completed_total{{{DEVICES}}}[W]))",
     ("disk_read_mb_per_s", "disk"): f"avg(rate(node_disk_read_bytes_total{{{DEVICES}}}[W])) / 1048576",
@@ -71,7 +72,8 @@ def scaled_vus(exp: Experiment, phase: Phase, local: Local) -> tuple[int, str]:
     """The phase's VUs and the rule that gave them: the published threads
     per server vCPU, times the cores of the nodes here."""
     if phase.concurrency is None:
-        return int(phase.knobs["VUS"]), f"VUS {phase.knobs['VUS']} from the experiment file (the seed gives no concurrency)"
+        vus = phase.knobs["VUS"]
+        return int(vus), f"VUS {vus} from the experiment file (the seed gives no concurrency)"
     nodes, vcpus = exp.setup["nodes"].value, exp.setup["vcpus_per_node"].value
     threads = int(phase.concurrency.value)
     per_vcpu = threads / (nodes * vcpus)
@@ -253,7 +255,8 @@ def differences(exp: Experiment, local: Local, phases: list[dict], duration: str
                 line += ", where the seed's data did not fit and its reads went to disk"
         out.append(line)
     if local.on_this_machine:
-        out.append("host figures (CPU, disks) here are this machine's, k6 included: the client and the database share it")
+        out.append("host figures (CPU, disks) here are this machine's, k6 included: "
+                   "the client and the database share it")
     out += exp.differences
     out.append("so the ratios measure this machine and database against the published cluster; "
                "they do not measure YugabyteDB")

@@ -53,7 +53,8 @@ MEASURES = {
     "io_size_kb": Measure("KB", False, "prometheus", frozenset({"disk"})),
     "dataset_tb": Measure("TB", True, "none", why_not="on-disk size is not measured by ybbench in this version "
                           "(the Storage growth dashboard shows YugabyteDB's SSTable bytes)"),
-    "load_days": Measure("days", False, "none", why_not="the load here runs for --duration, not to the seed's key count"),
+    "load_days": Measure("days", False, "none",
+                         why_not="the load here runs for --duration, not to the seed's key count"),
 }
 
 
@@ -144,15 +145,17 @@ def _figure(where: str, raw: object) -> Figure:
     if scope not in SCOPES:
         raise UserError(f"{where}.scope: {scope!r}: expected one of {', '.join(sorted(SCOPES))}")
     if m.get("op") is not None and m["op"] not in OPS:
-        raise UserError(f"{where}.op: {m['op']!r}: expected one of {', '.join(sorted(OPS))} (the ops of a run's summary)")
+        raise UserError(f"{where}.op: {m['op']!r}: expected one of {', '.join(sorted(OPS))} "
+                        "(the ops of a run's summary)")
     if scope not in MEASURES[measure].scopes:
-        raise UserError(f"{where}.scope: {measure} is observed per {' or per '.join(sorted(MEASURES[measure].scopes))}, "
-                        f"not per {scope}")
+        where_observed = " or per ".join(sorted(MEASURES[measure].scopes))
+        raise UserError(f"{where}.scope: {measure} is observed per {where_observed}, not per {scope}")
     value = _number(f"{where}.value", m["value"])
     if value <= 0:
         raise UserError(f"{where}.value: {m['value']!r}: a published figure is positive")
     return Figure(_text(f"{where}.name", m["name"], required=True), measure, value, unit, scope,
-                  _text(f"{where}.where", m["where"], required=True), _text(f"{where}.quote", m["quote"], required=True),
+                  _text(f"{where}.where", m["where"], required=True),
+                  _text(f"{where}.quote", m["quote"], required=True),
                   op=_text(f"{where}.op", m.get("op")), qualifier=_text(f"{where}.qualifier", m.get("qualifier")),
                   note=_text(f"{where}.note", m.get("note")))
 
@@ -201,9 +204,10 @@ def _phase(where: str, raw: object, earlier: list[Phase]) -> Phase:
                         f"{', '.join(p.name for p in earlier) or '(none)'}")
     if workload in READERS and not reads:
         raise UserError(f"{where}.reads: {workload} reads the keys a {READERS[workload]} phase wrote: name that phase")
-    if reads and READERS.get(workload) != next(p.workload for p in earlier if p.name == reads):
-        raise UserError(f"{where}.reads: {workload} cannot read the keys of phase {reads!r} "
-                        f"({next(p.workload for p in earlier if p.name == reads)}); it reads {READERS.get(workload) or 'none'}")
+    loader = next((p.workload for p in earlier if p.name == reads), None)
+    if reads and READERS.get(workload) != loader:
+        raise UserError(f"{where}.reads: {workload} cannot read the keys of phase {reads!r} ({loader}); "
+                        + (f"it reads a {READERS[workload]} phase's" if workload in READERS else "it reads no keys"))
     figs = m["figures"]
     if not isinstance(figs, list):
         raise UserError(f"{where}.figures: expected a list (empty when the seed publishes none for the phase)")

@@ -238,7 +238,8 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
             doc["status"] = "interrupted" if isinstance(ex, KeyboardInterrupt) else f"failed: {ex}"
             write_json(p.folder / "reproduce.json", doc)
             if isinstance(ex, UserError):
-                raise UserError(f"{ex} (the finished phases are kept in {p.folder}: --resume {p.rid} to go on)") from None
+                raise UserError(f"{ex} (the finished phases are kept in {p.folder}: "
+                                f"--resume {p.rid} to go on)") from None
         raise
     return doc, 99 if any(ph["k6_exit_code"] == 99 for ph in doc["phases"]) else 0
 
