@@ -358,3 +358,10 @@ def test_a_failed_first_phase_leaves_no_folder(postgres, tmp_path):
             "--set", f"YSQL_NODES=127.0.0.1:{free_port()}", "--set", f"DB_USER={postgres.user}", env=env)
     assert r.returncode == 2 and "sql-inserts failed" in r.stderr, r.stdout + r.stderr
     assert not results.exists() or not list(results.iterdir())
+
+
+def test_report_of_a_reproduces_runs_brings_its_table(reproduced, tmp_path):
+    out = tmp_path / "phases.html"
+    r = cli("report", "rp1-insert", "rp1-select", "--results", str(reproduced["folder"]), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "Expected against observed: seed 900" in out.read_text()
