@@ -14,7 +14,7 @@ from .stack import BIN, REPO
 def test_demo_writes_a_report_of_both_runs(binaries, tmp_path):
     env = dict(os.environ, K6=str(BIN / "k6"))
     env.pop("PGPASSWORD", None)
-    before = set(Path("/tmp").glob("ybbench-pg-*"))
+    before = set(Path("/tmp").glob("ybbench-pg-*")) | set(Path("/tmp").glob("ybbench-prom-*"))
     p = subprocess.run([sys.executable, "-m", "ybbench", "demo", "--results", str(tmp_path), "--vus", "4",
                         "--duration", "3s"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -30,10 +30,19 @@ def test_demo_writes_a_report_of_both_runs(binaries, tmp_path):
         assert digest["ops"][op]["count"] > 0 and digest["errors"] == 0
         chart = [c for c in run["charts"] if c["id"] == "summary_ops_per_second"][0]
         assert chart["data"][op] == digest["ops"][op]["per_second"]
+        # The demo's own Prometheus and node_exporter: charts over time, the iostat table.
+        charts = {c["id"]: c for c in run["charts"]}
+        assert {"ops_per_second", "latency_p99_ms", "cpu_cores_busy", "disk_iops"} <= set(charts)
+        rates = sorted(charts["ops_per_second"]["data"][op]["v"])
+        assert 0.5 < rates[len(rates) // 2] / digest["ops"][op]["per_second"] < 2
+        # iostat differences two scrapes (5 s apart) inside the window; a 3 s run may hold none.
+        assert [t["id"] for t in run["tables"]] == ["iostat"] or \
+            any("no node_exporter scrape inside the window" in m for m in run["missing"])
+        assert any("YugabyteDB tablet servers" in m for m in run["missing"])  # PostgreSQL: none
         assert run["testid"] in page and str(digest["ops"][op]["count"]) in page
     assert runs["sql-inserts"]["summary"]["rows_written"] > 0
-    # The demo's PostgreSQL is stopped and its folder gone.
-    assert set(Path("/tmp").glob("ybbench-pg-*")) <= before
+    # The demo's PostgreSQL and Prometheus are stopped and their folders gone.
+    assert set(Path("/tmp").glob("ybbench-pg-*")) | set(Path("/tmp").glob("ybbench-prom-*")) <= before
 
 
 def test_demo_without_k6_names_what_to_build(tmp_path):

@@ -98,7 +98,13 @@ def _reproduce(a: argparse.Namespace) -> int:
 def _demo(a: argparse.Namespace) -> int:
     from .demo import command
 
-    return command(a.results, a.vus, a.duration)
+    return command(a.results, a.vus, a.duration, a.png)
+
+
+def _verify(a: argparse.Namespace) -> int:
+    from .verify import command
+
+    return command(a.testid, a.results, a.node, a.chunk)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -184,6 +190,7 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
     m.add_argument("--vus", type=int, default=8, help="VUs of each run (8)")
     m.add_argument("--duration", default="5s", help="each run's DURATION (5s)")
+    m.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<testid>-<chart id>.png")
     m.set_defaults(func=_demo)
 
     x = sub.add_parser("reproduce", help="a seed's experiment scaled to this machine: published against observed")
@@ -198,6 +205,12 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--prometheus", help="Prometheus URL: k6 remote write, and CPU and disks from node_exporter")
     x.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every phase")
     x.set_defaults(func=_reproduce)
+    v = sub.add_parser("verify", help="after a load run: every acknowledged write present, with its value")
+    v.add_argument("testid", help="the load run's id (sql-inserts, kv-load): a folder of --results")
+    v.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    v.add_argument("--node", metavar="HOST:PORT", help="read from this node (default: the run's first YSQL node)")
+    v.add_argument("--chunk", type=int, default=10000, help="keys per query (10000)")
+    v.set_defaults(func=_verify)
     return p
 
 

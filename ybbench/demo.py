@@ -1,8 +1,10 @@
 """`ybbench demo`: a first look without Docker or YugabyteDB.
 
-Starts a throwaway local PostgreSQL 15 (ybbench/pglocal.py), runs a short
-sql-inserts then sql-selects over the keys it wrote, writes the report of
-both runs (ybbench/report.py), and stops PostgreSQL.
+Starts a throwaway local PostgreSQL 15 (ybbench/pglocal.py) and, where
+their binaries are found, a throwaway Prometheus and node_exporter
+(ybbench/promlocal.py), runs a short sql-inserts then sql-selects over the
+keys it wrote, writes the report of both runs (ybbench/report.py), and stops
+them all.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
-from . import pglocal, report
+from . import pglocal, promlocal, report
 from . import run as run_mod
 from .errors import UserError
 
@@ -27,7 +29,22 @@ def find_k6() -> str:
     return k6
 
 
-def command(results: str, vus: int, duration: str) -> int:
+def start_prometheus() -> promlocal.LocalPrometheus | None:
+    """Prometheus for the time-series charts, if it can run here; without
+    it the report charts the k6 summary and says what is missing."""
+    binaries = {name: promlocal.find(name) for name in ("prometheus", "node_exporter")}
+    if not all(binaries.values()):
+        absent = ", ".join(n for n, b in binaries.items() if not b)
+        print(f"no {absent} (PATH, {promlocal.CACHE_BIN}; `make build`): the report charts the k6 summary only")
+        return None
+    try:
+        return promlocal.LocalPrometheus(binaries["prometheus"], binaries["node_exporter"])
+    except RuntimeError as e:
+        print(f"Prometheus did not start ({e}): the report charts the k6 summary only")
+        return None
+
+
+def command(results: str, vus: int, duration: str, png: str | None = None) -> int:
     k6 = find_k6()
     if not (pglocal.PG_BIN / "initdb").exists() or not shutil.which("psql"):
         raise UserError(f"PostgreSQL 15 not found ({pglocal.PG_BIN}/initdb, psql): install postgresql-15 "
@@ -41,22 +58,33 @@ def command(results: str, vus: int, duration: str) -> int:
         raise UserError(f"could not start a local PostgreSQL 15: {e}") from None
     old_pw = os.environ.get("PGPASSWORD")
     os.environ["PGPASSWORD"] = pg.password  # k6 reads it; never written to results
+    prom = None
+    # k6 pushes every 5 s by default: too few points for a 5 s run's rates.
+    push_default = "K6_PROMETHEUS_RW_PUSH_INTERVAL" not in os.environ
+    os.environ.setdefault("K6_PROMETHEUS_RW_PUSH_INTERVAL", "1s")
     try:
+        prom = start_prometheus()
+        url = prom.url if prom else None
         rid = f"demo-{time.strftime('%Y%m%dT%H%M%S')}"
         common = [f"YSQL_NODES=127.0.0.1:{pg.port}", f"DB_USER={pg.user}", f"DB_NAME={pg.database}",
                   f"VUS={vus}", f"DURATION={duration}", f"KEY_PREFIX={rid}"]
-        ins = run_mod.run("sql-inserts", testid=f"{rid}-inserts", results=Path(results), settings=common, quiet=True)
+        ins = run_mod.run("sql-inserts", testid=f"{rid}-inserts", results=Path(results), settings=common, quiet=True,
+                          prometheus=url)
         written = json.loads((ins.folder / "summary.json").read_text())["rows_written"]
         sel = run_mod.run("sql-selects", testid=f"{rid}-selects", results=Path(results),
-                          settings=[*common, f"MAX_WRITTEN_KEY={written}"], quiet=True)
+                          settings=[*common, f"MAX_WRITTEN_KEY={written}"], quiet=True, prometheus=url)
         for r in (ins, sel):
             print(f"results: {r.folder}")
-        path = report.report([ins.testid, sel.testid], Path(results), None, None)
+        path = report.report([ins.testid, sel.testid], Path(results), url, None, Path(png) if png else None)
         print(path)
     finally:
         if old_pw is None:
             os.environ.pop("PGPASSWORD", None)
         else:
             os.environ["PGPASSWORD"] = old_pw
+        if push_default:
+            os.environ.pop("K6_PROMETHEUS_RW_PUSH_INTERVAL", None)
+        if prom:
+            prom.stop()
         pg.stop()
     return 0

@@ -91,16 +91,31 @@ class Prom:
 
 def window_params(start: float, end: float) -> tuple[float, str]:
     """(step s, rate range) for a window: ~120 points, a range of 3 steps
-    and at least 15 s (k6 pushes every 5 s by default)."""
+    and at least 15 s (3 scrapes at prometheus.yml's 5 s; k6's series get
+    k6_range)."""
     step = max(1.0, math.ceil((end - start) / 120))
     return step, f"{max(15, int(3 * step))}s"
 
 
-def prom_queries(testid: str, rng: str) -> dict[str, str]:
+def k6_range(prom: Prom, testid: str, start: float, end: float, step: float) -> str | None:
+    """The rate range for k6's series: 3 of k6's pushes (their spacing over
+    the window, K6_PROMETHEUS_RW_PUSH_INTERVAL) and at least 3 steps, so
+    that a short run's rates are not read over mostly empty time. None when
+    k6 pushed fewer than 2 samples."""
+    window_ms = max(1, int((end - start) * 1000))
+    got = prom.instant(f'max(count_over_time(k6_iterations_total{{testid="{testid}"}}[{window_ms}ms]))', end)
+    pushes = float(got[0]["value"][1]) if got else 0
+    if pushes < 2:
+        return None
+    return f"{max(math.ceil(3 * (end - start) / (pushes - 1)), int(3 * step))}s"
+
+
+def prom_queries(testid: str, rng: str, k6_rng: str | None = None) -> dict[str, str]:
     sel = f'testid="{testid}"'
-    hist = f"sum by (op) (rate(k6_iteration_duration_seconds{{{sel}}}[{rng}]))"
+    k6_rng = k6_rng or rng
+    hist = f"sum by (op) (rate(k6_iteration_duration_seconds{{{sel}}}[{k6_rng}]))"
     return {
-        "ops_per_second": f"sum by (op) (rate(k6_iterations_total{{{sel}}}[{rng}]))",
+        "ops_per_second": f"sum by (op) (rate(k6_iterations_total{{{sel}}}[{k6_rng}]))",
         "latency_avg_ms": f"histogram_sum({hist}) / histogram_count({hist}) * 1000",
         "latency_p99_ms": f"histogram_quantile(0.99, {hist}) * 1000",
         "cpu_cores_busy": f'sum by (instance) (rate(node_cpu_seconds_total{{mode!="idle"}}[{rng}]))',
@@ -148,7 +163,8 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
         "latency_p99_ms": ("latency p99 by op, ms (native histogram)", "ms", "op"),
         "cpu_cores_busy": ("CPU busy per node, cores (node_exporter)", "cores", "instance"),
     }
-    for key, promql in prom_queries(run["testid"], rng).items():
+    k6_rng = k6_range(prom, run["testid"], start, end, step)
+    for key, promql in prom_queries(run["testid"], rng, k6_rng).items():
         title, ylabel, label = specs[key]
         series = _series(prom.range(promql, start, end, step), label)
         if not series:
