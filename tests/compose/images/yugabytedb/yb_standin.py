@@ -51,16 +51,17 @@ def flags(argv: list[str]) -> dict[str, str]:
     return out
 
 
-def metrics_server(capture: Path, host: str, port: int) -> ThreadingHTTPServer:
-    """Serves one capture at /prometheus-metrics, as one YugabyteDB endpoint
-    would, from a background thread. The captures' samples carry 2025
-    timestamps, which Prometheus drops as too old: they go, as if scraped now.
-    (The native test stack serves the captures with this too.)"""
+def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus-metrics") -> ThreadingHTTPServer:
+    """Serves one capture at `path`, as one YugabyteDB endpoint would, from
+    a background thread. The captures' samples carry 2025 timestamps, which
+    Prometheus drops as too old: they go, as if scraped now. (The native
+    test stack serves the captures with this too, and
+    bench/monitoring_100_nodes.py a node_exporter capture at /metrics.)"""
     body = _TIMESTAMP.sub(rb"\1", capture.read_bytes())
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's naming
-            if self.path.split("?")[0] != "/prometheus-metrics":
+            if self.path.split("?")[0] != path:
                 self.send_error(404)
                 return
             self.send_response(200)
