@@ -116,6 +116,9 @@ def test_a_design_runs_every_row_is_resumed_after_an_interrupt_and_analysed(bina
     assert_whole(folder)
     doc = read(folder / "doe.json")
     assert doc["status"] == "complete" and sorted(doc["order"]) == [p.name for p in runs]
+    assert doc["analysis"] == str(folder / "analysis")
+    assert "  A (Operation size): OP_SIZE 1/100" in r.stdout and "  load, once before the rows: kv-load, 2000 keys" \
+        in r.stdout
 
     # Every run, read back on its own: what ran, when, and its ops/s.
     params = {p.name: read(p / "params.json") for p in runs}

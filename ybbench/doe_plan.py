@@ -279,3 +279,18 @@ def _load(where: str, raw: object, knobs: dict[str, str], sources: dict[str, str
     if workload == "kv-load" and keys % op_size:
         raise UserError(f"{where}.keys: {keys} is not a multiple of the load's OP_SIZE {op_size}")
     return Load(workload, keys, duration(f"{where}.duration", m.get("duration", LOAD_DURATION)), {**knobs, **own})
+
+
+def describe(spec: RunSpec, factors) -> list[str]:
+    """What --run runs, for the printed design."""
+    lines = [f"run (ybbench doe --run): {spec.duration} per run, {spec.replications} replication(s), "
+             f"y = {spec.response} ({RESPONSES[spec.response]})"]
+    lines += [f"  {f.letter} ({f.name}): {spec.mapped[f.letter]}" for f in factors]
+    fixed = ", ".join(f"{k}={v}" for k, v in spec.knobs.items())
+    if fixed:
+        lines.append(f"  every run: {fixed}")
+    if spec.load:
+        ld = spec.load
+        lines.append(f"  load, once before the rows: {ld.workload}, {ld.keys} keys"
+                     + "".join(f", {k}={v}" for k, v in ld.knobs.items() if spec.knobs.get(k) != v))
+    return lines

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import charts, claims
 from .doe_file import DesignFile, load
+from .doe_plan import describe
 from .effects import Effects, analyse
 from .errors import UserError
 from .files import staged_dir, write_json
@@ -45,6 +46,8 @@ def design_text(df: DesignFile) -> list[str]:
         gen = next((f" ({g})" for g in d.generators if g.factor == f.letter), "")
         unit = f" [{f.unit}]" if f.unit else ""
         lines.append(f"  {f.letter}  {f.name}{unit}: -1 = {f.levels[0]}, +1 = {f.levels[1]}{gen}")
+    if df.run is not None:
+        lines += describe(df.run, df.factors)
     if d.p:
         lines.append(f"generators: {', '.join(map(str, d.generators))}")
         lines.append(f"defining relation: {d.defining_text()}")

@@ -285,6 +285,7 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
                 raise UserError(f"{e} (the finished runs are kept in {folder}: --resume {p.design_id} "
                                 "to go on)") from None
         raise
+    save(folder)  # a resume that found every run finished
     code = 99 if any(r["k6_exit_code"] == 99 for r in doc["runs"].values()) else 0
     return doc, code
 
@@ -326,8 +327,6 @@ def command(a) -> int:
     spec = p.spec
     print(f"design {p.design_id}: {p.df.design.runs} runs x {spec.replications} replication(s), "
           f"{spec.duration} each, in a random order (seed {p.seed}){' (resumed)' if p.resume else ''}", flush=True)
-    for letter, what in spec.mapped.items():
-        print(f"  {letter} ({p.df.factor(letter).name}): {what}", flush=True)
     if p.df.y is not None:
         print("  (the file's results: are not used: y is measured here)", flush=True)
     doc, code = execute(p, say=lambda s: print(s, flush=True))
@@ -335,4 +334,6 @@ def command(a) -> int:
     out = a.out or str(p.folder / "analysis")
     print(f"\ny = {spec.response} from each run's summary.json (results: {p.folder})\n")
     doe_report.report(p.df, out, a.alpha)
+    doc["analysis"] = out
+    write_json(p.folder / "doe.json", doc)
     return code
