@@ -304,6 +304,12 @@ def test_a_bad_run_section_is_named(tmp_path, capsys, case):
     assert main(["doe", str(path)]) == 2 and message in capsys.readouterr().err
 
 
+def mixed_latency(d):
+    d["run"]["response"] = "p99_ms"
+    d["run"]["factors"]["B"] = {"workload": ["kv-read-heavy", "kv-load"]}
+
+
+# (arguments, the message the error must contain[, edit of the example])
 ARG_CASES = {
     "--set of a factor's knob": (["--run", "--set", "OP_SIZE=5"], "--set OP_SIZE: set by the design file "
                                                                  "(run.factors.A)"),
@@ -315,19 +321,15 @@ ARG_CASES = {
     "a bad id": (["--run", "--id", "a/b"], "--id 'a/b': use 1-40 letters, digits, . _ -"),
     "--id and --resume": (["--run", "--id", "a", "--resume", "b"], "--id and --resume: give one"),
     "resume of nothing": (["--resume", "nothere"], "--resume nothere: no design at"),
-    "a latency of a mixed workload": (["--run"], "run.response p99_ms: run 1 (kv-read-heavy) may mix ops"),
+    "a latency of a mixed workload": (["--run"], "run.response p99_ms: run 1 (kv-read-heavy) may mix ops",
+                                      mixed_latency),
 }
 
 
 @pytest.mark.parametrize("case", ARG_CASES)
 def test_bad_arguments_are_named(tmp_path, capsys, case):
-    args, message = ARG_CASES[case]
-    edit = None
-    if case == "a latency of a mixed workload":
-        def edit(d):
-            d["run"]["response"] = "p99_ms"
-            d["run"]["factors"]["B"] = {"workload": ["kv-read-heavy", "kv-load"]}
-    path = example(tmp_path / "design.yaml", edit)
+    args, message, *edit = ARG_CASES[case]
+    path = example(tmp_path / "design.yaml", *edit)
     running = "--run" in args or "--resume" in args
     code = main(["doe", str(path), *(["--results", str(tmp_path / "results")] if running else []), *args])
     err = capsys.readouterr().err
