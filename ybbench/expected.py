@@ -25,6 +25,7 @@ from pathlib import Path
 from . import latency
 from .errors import UserError
 from .experiment_file import MEASURES, Experiment, Figure, Phase
+from .run import TESTID
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 # Host figures from node_exporter; `W` is the phase's window. Block devices
@@ -291,7 +292,7 @@ def for_report(results: Path, testids: list[str], load_run) -> tuple[list[dict],
     runs, docs = [], []
     for t in testids:
         doc_path = results / t / "reproduce.json"
-        if doc_path.is_file():
+        if TESTID.match(t) and doc_path.is_file():
             doc = _read(doc_path)
             docs.append(doc)
             runs += [load_run(results / t, ph["testid"]) for ph in doc["phases"]]
