@@ -10,9 +10,9 @@
 //   ROW_BYTES        key + value bytes per row (64)
 //   VUS DURATION     concurrency and length (16, 30s); LOAD_MODEL etc.: README
 import { identifier, int, str, connection } from "./lib/config.js";
-import { open, runners, nodeFor, checkReachable, ensure } from "./lib/db.js";
+import { open, runners, nodeFor, checkReachable, ensure, where } from "./lib/db.js";
 import { key, valueMaker } from "./lib/keys.js";
-import { attempt, tagIteration, pastBound } from "./lib/metrics.js";
+import { attempt, tagIteration, pastBound, unacknowledged } from "./lib/metrics.js";
 import { summaryHandler } from "./lib/summary.js";
 import { options as runOptions, testid, iterationInTest } from "./lib/run.js";
 
@@ -37,7 +37,9 @@ export function setup() {
   ensure(db, `CREATE TABLE IF NOT EXISTS ${table} (k text PRIMARY KEY, v text)`);
   const prefix = keyPrefix || testid();
   console.log(`sql-inserts: keys ${prefix}:<n> into ${table} on ${conn.nodes.length} node(s)`);
-  return { prefix };
+  // What was written, for summary.json and `ybbench verify`: iteration n
+  // writes key(prefix, n) with value makeValue(n) (lib/keys.js).
+  return { prefix, written: { scheme: "sql-inserts", table, prefix, row_bytes: rowBytes, rows_per_iteration: 1, ...where(conn) } };
 }
 
 let makeValue;
@@ -52,7 +54,7 @@ export default function (data) {
   args[1] = key(data.prefix, n);
   args[2] = makeValue(n);
   // A single-row INSERT that succeeds wrote its row: no rowsAffected() call.
-  attempt("insert", sql.exec, args);
+  if (attempt("insert", sql.exec, args) === undefined) unacknowledged(n, 1);
 }
 
 export function teardown() {

@@ -101,6 +101,12 @@ def _demo(a: argparse.Namespace) -> int:
     return command(a.results, a.vus, a.duration, a.png)
 
 
+def _verify(a: argparse.Namespace) -> int:
+    from .verify import command
+
+    return command(a.testid, a.results, a.node, a.chunk)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ybbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -199,6 +205,12 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--prometheus", help="Prometheus URL: k6 remote write, and CPU and disks from node_exporter")
     x.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every phase")
     x.set_defaults(func=_reproduce)
+    v = sub.add_parser("verify", help="after a load run: every acknowledged write present, with its value")
+    v.add_argument("testid", help="the load run's id (sql-inserts, kv-load): a folder of --results")
+    v.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    v.add_argument("--node", metavar="HOST:PORT", help="read from this node (default: the run's first YSQL node)")
+    v.add_argument("--chunk", type=int, default=10000, help="keys per query (10000)")
+    v.set_defaults(func=_verify)
     return p
 
 

@@ -40,9 +40,13 @@ class Postgres:
     database: str
     datadir: Path
     log_dir: Path
+    options: str = ""  # the server's -c settings, for a restart
 
     @classmethod
-    def start(cls, max_connections: int = 200) -> "Postgres":
+    def start(cls, max_connections: int = 200, durable: bool = False) -> "Postgres":
+        """durable: commits wait for their WAL to reach the kernel, so a
+        killed server loses no acknowledged commit (fsync stays off: the
+        machine does not crash)."""
         # Its own folder under /tmp: the server runs as `postgres`, which
         # cannot enter pytest's root-only temporary folders.
         root = Path(tempfile.mkdtemp(prefix="ybbench-pg-"))
@@ -56,12 +60,17 @@ class Postgres:
         run_checked(["runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D", str(pg.datadir),
                      "-U", pg.user, "-A", "scram-sha-256", f"--pwfile={pw_file}", "--no-sync"])
         pw_file.unlink()
-        opts = (f"-c listen_addresses=127.0.0.1 -c port={pg.port} -c unix_socket_directories={root} "
-                f"-c max_connections={max_connections} -c fsync=off -c synchronous_commit=off")
-        run_checked(["runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(pg.datadir), "-o", opts,
-                     "-l", str(root / "postgres.log"), "-w", "start"])
+        pg.options = (f"-c listen_addresses=127.0.0.1 -c port={pg.port} -c unix_socket_directories={root} "
+                      f"-c max_connections={max_connections} -c fsync=off"
+                      + ("" if durable else " -c synchronous_commit=off"))
+        pg.serve()
         pg.psql("postgres", f"CREATE DATABASE {pg.database}")
         return pg
+
+    def serve(self) -> None:
+        """Start (or restart) the server on its data folder."""
+        run_checked(["runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(self.datadir), "-o",
+                     self.options, "-l", str(self.log_dir / "postgres.log"), "-w", "start"])
 
     def env(self, password: str | None = None) -> dict:
         """Environment for clients: the password travels in PGPASSWORD only."""

@@ -27,6 +27,12 @@ function dsn(conn, node) {
   ].join(" ");
 }
 
+// Where a load wrote, without the password: summary.json keeps it for
+// `ybbench verify`.
+export function where(conn) {
+  return { nodes: conn.nodes.map((n) => `${n.host}:${n.port}`), user: conn.user, database: conn.database, sslmode: conn.sslmode };
+}
+
 // The node a VU talks to. VU ids start at 1; the init context that only
 // reads options runs as VU 0.
 export function nodeFor(conn, vu) {

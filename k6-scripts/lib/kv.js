@@ -7,9 +7,9 @@
 // The load writes indexes 0.. in order; the read workloads read (and update)
 // indexes of [0, MAX_WRITTEN_KEY) that a load run wrote under KEY_PREFIX.
 import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
-import { open, runners, nodeFor, checkReachable, ensure, requireKey } from "./db.js";
+import { open, runners, nodeFor, checkReachable, ensure, requireKey, where } from "./db.js";
 import { paddedKeyMaker, randomValueMaker } from "./keys.js";
-import { attempt, attemptRows, tagIteration, pastBound, keysMissing } from "./metrics.js";
+import { attempt, attemptRows, tagIteration, pastBound, keysMissing, unacknowledged } from "./metrics.js";
 import { options as runOptions, testid, iterationInTest } from "./run.js";
 import { summaryHandler } from "./summary.js";
 
@@ -73,7 +73,11 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
     }
     const iso = db.query("SELECT current_setting('transaction_isolation') AS level")[0].level;
     console.log(`${name}: keys ${prefix}:<n> (${keyBytes} bytes) in ${table}, ${opSize} row(s) per statement, isolation ${iso}`);
-    return { prefix };
+    // What a load wrote, for summary.json and `ybbench verify`: iteration n
+    // writes indexes [n x OP_SIZE, (n + 1) x OP_SIZE), keys and values as
+    // paddedKeyMaker and randomValueMaker make them (lib/keys.js).
+    const written = load ? { scheme: "kv", table, prefix, key_bytes: keyBytes, value_bytes: valueBytes, rows_per_iteration: opSize, ...where(conn) } : undefined;
+    return { prefix, written };
   }
 
   // Rows [first, first + opSize) in one statement.
@@ -84,6 +88,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
       writeArgs[2 * i + 2] = value(first + i);
     }
     const r = attempt(op, sql.exec, writeArgs);
+    if (r === undefined && op === "insert") unacknowledged(first, opSize);
     // A multi-row INSERT writes all its rows or fails; an UPDATE may not
     // find some (rowsWritten in lib/summary.js subtracts them).
     if (r === undefined || op === "insert") return;

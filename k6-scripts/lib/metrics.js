@@ -87,6 +87,13 @@ export function attempt(op, fn, args) {
   }
 }
 
+// A write that failed (or timed out) may or may not be in the table. Its
+// keys go to the log, one line per statement (failures only: no cost to
+// the load), so that `ybbench verify` reports them as unknown, not lost.
+export function unacknowledged(first, rows) {
+  console.warn(`ybbench-unacked first=${first} rows=${rows}`);
+}
+
 // A multi-row read whose result comes back short. xk6-sql does not check
 // rows.Err() after reading rows, so an error that arrives after the first
 // rows (a YugabyteDB read restart, a node dying mid-result) returns the rows

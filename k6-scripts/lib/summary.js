@@ -68,6 +68,8 @@ export function digest(data, workload, rowsPerWrite = 1) {
     keys_missing: values(data, "ybbench_keys_missing").count || 0,
     dropped_iterations: values(data, "dropped_iterations").count || 0,
     thresholds_failed: thresholdsFailed,
+    // A load's keys and values (its setup() says), for `ybbench verify`.
+    written: (data.setup_data && data.setup_data.written) || null,
   };
 }
 
