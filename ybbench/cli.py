@@ -41,7 +41,7 @@ def _targets(a: argparse.Namespace) -> int:
 def _run(a: argparse.Namespace) -> int:
     r = run_mod.run(
         a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki, settings=a.set,
-        quiet=a.quiet
+        quiet=a.quiet, generators=a.generators
     )
     print(f"results: {r.folder}")
     return r.exit_code
@@ -131,6 +131,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--loki", help="Loki URL to keep the run's k6 log, e.g. http://127.0.0.1:3100")
     r.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob")
     r.add_argument("--quiet", action="store_true", help="keep k6's output in the log only")
+    r.add_argument("--generators", default="1", metavar="N", help="split the run over N k6 processes (execution "
+                   "segments, one testid, one merged summary.json; README \"Distributed k6\")")
     r.set_defaults(func=_run)
 
     d = sub.add_parser("doe", help="a two-level (fractional) factorial design: aliases, effects, charts")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import latency, logs
+from . import generators as gen, latency, logs
 from .errors import UserError
 from .services import check_ready
 from .files import staged_dir, write_json
@@ -142,6 +142,7 @@ def run(
     settings: list[str] = (),
     quiet: bool = False,
     on_line: Callable[[str], None] | None = None,
+    generators: int | str = 1,
 ) -> RunResult:
     """on_line sees each line of k6's output as it comes (a live progress)."""
     if workload not in workloads():
@@ -150,6 +151,8 @@ def run(
     if not TESTID.match(testid):
         raise UserError(f"--testid {testid!r}: use 1-64 letters, digits, . _ -")
     knobs = parse_settings(list(settings))
+    n_gen = gen.count(generators)
+    gen.check_vus(n_gen, knobs)
     k6 = k6_binary()
     if prometheus:
         check_ready("Prometheus", prometheus, "/-/ready")
@@ -171,6 +174,9 @@ def run(
             K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=env.get("K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "true"),
         )
         cmd += ["--out", "experimental-prometheus-rw"]
+    if n_gen > 1:  # execution segments over N k6 processes (generators.py)
+        return gen.run(workload, testid, final, cmd, env, n_gen, prometheus=prometheus, loki=loki, quiet=quiet,
+                       on_line=on_line)
 
     with staged_dir(final) as stage:
         cmd += ["--summary-export", str(stage / "k6-summary.json"), str(SCRIPTS / f"{workload}.js")]

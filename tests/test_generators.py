@@ -1,0 +1,124 @@
+"""`ybbench run --generators 3`: one workload over three local k6 processes
+(execution segments), checked against the table, the generators' own
+summaries read back independently, and Prometheus."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+
+from ybbench import summary_merge
+
+from .stack import BIN
+from .ybbench_cli import ybbench_run
+
+N = 3
+SUMMED = ("rows_written", "errors", "keys_missing", "dropped_iterations")
+
+
+def run_n(workload, pg, tmp_path, *, generators=str(N), prometheus=None, extra_env=None, **knobs):
+    testid = f"gen{uuid.uuid4().hex[:8]}"
+    return ybbench_run(workload, pg, tmp_path / "results", testid=testid, prometheus=prometheus,
+                       knobs={k: str(v) for k, v in knobs.items()}, extra_env=extra_env,
+                       extra_args=["--generators", generators])
+
+
+def parts(r) -> list[dict]:
+    """Each generator's own summary.json, as its k6 wrote it."""
+    return [json.loads((r.folder / "generators" / f"g{i}" / "summary.json").read_text()) for i in range(1, N + 1)]
+
+
+def assert_merged(r, table: str, key: str, pg) -> dict:
+    assert r.code == 0, r.output
+    merged, each = r.digest(), parts(r)
+    assert all(p["rows_written"] > 0 for p in each), "a generator wrote nothing"
+    for k in SUMMED:
+        assert merged[k] == sum(p[k] for p in each), k
+    for op, o in merged["ops"].items():
+        for k in ("count", "errors", "retries", "keys_missing"):
+            assert o[k] == sum(p["ops"][op][k] for p in each), (op, k)
+        # One window: the merged count over the longest generator's run.
+        assert o["per_second"] == pytest.approx(o["count"] / max(p["duration_s"] for p in each))
+    rows, distinct = pg.query(f"SELECT count(*), count(DISTINCT {key}) FROM {table}").split("|")
+    assert int(rows) == int(distinct) == merged["rows_written"] > 0, "a key written twice, or a row not counted"
+    params = json.loads((r.folder / "params.json").read_text())
+    assert params["generators"] == N
+    assert params["execution_segments"] == {"g1": "0:1/3", "g2": "1/3:2/3", "g3": "2/3:1"}
+    assert "PGPASSWORD" not in json.dumps(params) and pg.password not in r.output
+    return merged
+
+
+def test_sql_inserts_over_three_generators_with_prometheus(binaries, postgres, prometheus, tmp_path):
+    table = f"gen_ins_{uuid.uuid4().hex[:6]}"
+    r = run_n("sql-inserts", postgres, tmp_path, prometheus=prometheus.url, TABLE=table, VUS=6, DURATION="3s")
+    merged = assert_merged(r, table, "k", postgres)
+    testid = r.folder.name
+    # Every key carries the run's one prefix (its testid) and k6's
+    # iterationInTest, unique across the segments.
+    assert int(postgres.query(f"SELECT count(*) FROM {table} WHERE k LIKE '{testid}:%'")) == merged["rows_written"]
+
+    params = json.loads((r.folder / "params.json").read_text())
+    window = f"{int(params['finished'] - params['started']) + 15}s"
+    at = f"{params['finished'] + 1:.3f}"
+
+    def scalar(promql: str) -> float:
+        result = prometheus.api("query", query=promql, time=at)["result"]
+        assert len(result) == 1, (promql, result)
+        return float(result[0]["value"][1])
+
+    # One series per process (instance_id), not three processes overwriting one.
+    assert scalar(f'count(count by (instance_id) (k6_iterations_total{{testid="{testid}"}}))') == N
+    count = merged["ops"]["insert"]["count"]
+    assert scalar(f'sum(last_over_time(k6_iterations_total{{testid="{testid}"}}[{window}]))') == count
+    hist = f'sum(last_over_time(k6_iteration_duration_seconds{{testid="{testid}", op="insert"}}[{window}]))'
+    assert scalar(f"histogram_count({hist})") == count
+    lat = merged["ops"]["insert"]["latency_ms"]
+    assert merged["latency_source"] == summary_merge.PROMETHEUS and lat["source"] == "prometheus"
+    assert lat["p99"] == pytest.approx(scalar(f"histogram_quantile(0.99, {hist})") * 1000)
+    assert lat["p50"] == pytest.approx(scalar(f"histogram_quantile(0.5, {hist})") * 1000)
+    assert lat["max"] == max(p["ops"]["insert"]["latency_ms"]["max"] for p in parts(r))
+
+
+def test_kv_load_over_three_generators_without_prometheus(binaries, postgres, tmp_path):
+    table = f"gen_kv_{uuid.uuid4().hex[:6]}"
+    r = run_n("kv-load", postgres, tmp_path, TABLE=table, VUS=3, DURATION="2s", OP_SIZE=10)
+    merged = assert_merged(r, table, "k", postgres)
+    # Percentiles are never averaged: without Prometheus there are none.
+    assert merged["ops"]["insert"]["latency_ms"] is None
+    assert merged["latency_source"] == summary_merge.NO_LATENCY
+    assert merged["ops"]["insert"]["latency_max_ms"] > 0
+
+
+@pytest.mark.parametrize("bad", ["0", "x", "2.5", "-1", "65"])
+def test_bad_generator_counts_exit_2_and_write_nothing(postgres, tmp_path, bad):
+    r = run_n("sql-inserts", postgres, tmp_path, generators=bad, DURATION="1s")
+    assert r.code == 2 and "--generators" in r.output, r.output
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+
+
+def test_fewer_vus_than_generators_exit_2(postgres, tmp_path):
+    r = run_n("sql-inserts", postgres, tmp_path, VUS=2, DURATION="1s")
+    assert r.code == 2 and "at least one VU" in r.output, r.output
+    assert not (tmp_path / "results").exists()
+
+
+def test_one_failing_generator_fails_the_run_and_stops_the_others(binaries, postgres, tmp_path):
+    # k6 for every generator but the middle one, which fails 2 s in.
+    wrapper = tmp_path / "k6"
+    wrapper.write_text('#!/bin/sh\ncase " $* " in *" 1/3:2/3 "*) sleep 2\n'
+                       '  echo \'level=error msg="injected: generator down"\'; exit 107;; esac\n'
+                       f'exec {BIN / "k6"} "$@"\n')
+    wrapper.chmod(0o755)
+    table = f"gen_fail_{uuid.uuid4().hex[:6]}"
+    r = run_n("sql-inserts", postgres, tmp_path, extra_env={"K6": str(wrapper)}, TABLE=table, VUS=3, DURATION="60s")
+    assert r.code == 2, r.output
+    assert "generator g2 (segment 1/3:2/3) failed (k6 exit 107): injected: generator down" in r.output
+    assert "stopped g1, g3" in r.output
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir()), "a folder was left"
+    # The others ran, and were stopped: the table no longer grows.
+    rows = int(postgres.query(f"SELECT count(*) FROM {table}"))
+    time.sleep(2)
+    assert int(postgres.query(f"SELECT count(*) FROM {table}")) == rows > 0
