@@ -92,6 +92,23 @@ def test_kv_load_over_three_generators_without_prometheus(binaries, postgres, tm
     assert merged["ops"]["insert"]["latency_max_ms"] > 0
 
 
+def test_ycsb_load_over_three_generators_writes_each_record_once(binaries, postgres, tmp_path):
+    from .workloads import ycsb_key
+    table = f"gen_ycsb_{uuid.uuid4().hex[:6]}"
+    r = run_n("ycsb-load", postgres, tmp_path, TABLE=table, RECORD_COUNT=3000, VUS=3, DURATION="60s")
+    merged = assert_merged(r, table, "ycsb_key", postgres)
+    assert merged["rows_written"] == 3000
+    assert set(postgres.query(f"SELECT ycsb_key FROM {table}").splitlines()) == {ycsb_key(n) for n in range(3000)}
+
+
+def test_secondary_index_over_three_generators_reads_only_its_rows(binaries, postgres, tmp_path):
+    # Each VU writes indexes from its exec.vu.idInTest, unique across segments.
+    table = f"gen_si_{uuid.uuid4().hex[:6]}"
+    r = run_n("sql-secondary-index", postgres, tmp_path, TABLE=table, VUS=3, DURATION="2s")
+    merged = assert_merged(r, table, "k", postgres)
+    assert merged["keys_missing"] == 0 and merged["ops"]["select"]["count"] > 0
+
+
 @pytest.mark.parametrize("bad", ["0", "x", "2.5", "-1", "65"])
 def test_bad_generator_counts_exit_2_and_write_nothing(postgres, tmp_path, bad):
     r = run_n("sql-inserts", postgres, tmp_path, generators=bad, DURATION="1s")
