@@ -87,6 +87,7 @@ class CaptureServer:
 
     def stop(self) -> None:
         self.server.shutdown()
+        self.server.server_close()  # frees the address for the next server on it
 
 
 class Prometheus:

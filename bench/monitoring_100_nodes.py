@@ -1,0 +1,256 @@
+"""Monitoring 100 nodes: a real Prometheus with prometheus/prometheus.yml
+scrapes a 100-node YugabyteDB cluster replayed from the real 2.23.1
+captures (bench/replayed_cluster.py), for a few minutes. A benchmark, not
+a test: it prints a table.
+
+    python3 -m bench.monitoring_100_nodes [--nodes 100] [--minutes 3]
+
+The reference, measured in the same run just before: the same for one node
+(one master). Per kind of endpoint: series per target, samples scraped and
+kept after metric_relabel_configs, scrape duration; in total: head series,
+samples appended per second, Prometheus' RSS, Go heap and CPU. The config
+is linked in unchanged (tests/stack.py Prometheus): only the target files
+(written by `ybbench targets`) and the storage folder are the run's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from tests.stack import BIN, REPO, Prometheus, wait_until
+
+from .replayed_cluster import ReplayedCluster, capture_node_exporter
+
+KINDS = ("master", "tserver", "ysql", "ycql", "node")
+_EXPORT_KIND = {"master_export": "master", "tserver_export": "tserver", "ysql_export": "ysql", "cql_export": "ycql"}
+SCRAPED = '{job=~"yugabytedb|node"}'
+PROMETHEUS = '{job="prometheus"}'
+console = Console(width=160)  # the tables unwrapped in logs and pipes
+
+
+def kind_of(metric: dict) -> str | None:
+    """master/tserver/ysql/ycql from export_type, node for node_exporter."""
+    return "node" if metric.get("job") == "node" else _EXPORT_KIND.get(metric.get("export_type", ""))
+
+
+@dataclass
+class KindStats:
+    targets: int = 0
+    up: int = 0
+    series: list[float] = field(default_factory=list)  # head series per target
+    scraped: list[float] = field(default_factory=list)  # samples per scrape
+    kept: list[float] = field(default_factory=list)  # after metric_relabel_configs
+    duration_avg: list[float] = field(default_factory=list)  # seconds, per target over the window
+    duration_max: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Measurement:
+    nodes: int
+    masters: int
+    seconds: float  # the scraping window measured
+    kinds: dict[str, KindStats]
+    head_series: float
+    samples_per_s: float
+    rss_bytes: float
+    rss_max_bytes: float
+    heap_bytes: float
+    prometheus_cores: float
+    replay_cores: float  # this process, serving the captures
+
+    @property
+    def kept_per_scrape(self) -> float:
+        return sum(sum(k.kept) for k in self.kinds.values())
+
+
+def _per_target(prom: Prometheus, promql: str) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for s in prom.query(promql):
+        kind = kind_of(s["metric"])
+        if kind:
+            out.setdefault(kind, []).append(float(s["value"][1]))
+    return out
+
+
+def _scalar(prom: Prometheus, promql: str) -> float:
+    result = prom.query(promql)
+    if len(result) != 1:
+        raise RuntimeError(f"{promql}: {len(result)} series, expected one")
+    return float(result[0]["value"][1])
+
+
+def counters(prom: Prometheus) -> dict[str, tuple[float, float]]:
+    """Prometheus' own counters as last scraped, each with its sample's
+    time: rates over the measured window from two readings are exact,
+    where rate()[1m] extrapolates over a window younger than a minute."""
+    out = {}
+    for name, metric in (("samples", "prometheus_tsdb_head_samples_appended_total"), ("cpu", "process_cpu_seconds_total")):
+        out[name] = (_scalar(prom, f"sum({metric}{PROMETHEUS})"), _scalar(prom, f"max(timestamp({metric}{PROMETHEUS}))"))
+    return out
+
+
+def _rate(start: tuple[float, float], end: tuple[float, float]) -> float:
+    return (end[0] - start[0]) / (end[1] - start[1])
+
+
+def measure(prom: Prometheus, cluster: ReplayedCluster, seconds: float, replay_cores: float,
+            start: dict[str, tuple[float, float]]) -> Measurement:
+    window = f"{max(int(seconds), 10)}s"
+    queries = {
+        "up": f"up{SCRAPED}",
+        # Recording rules' outputs (names with ':') keep job and instance: not the target's own.
+        "series": 'count by (job, export_type, instance) ({job=~"yugabytedb|node", __name__!~".+:.+"})',
+        "scraped": f"scrape_samples_scraped{SCRAPED}",
+        "kept": f"scrape_samples_post_metric_relabeling{SCRAPED}",
+        "duration_avg": f"avg_over_time(scrape_duration_seconds{SCRAPED}[{window}])",
+        "duration_max": f"max_over_time(scrape_duration_seconds{SCRAPED}[{window}])",
+    }
+    values = {name: _per_target(prom, q) for name, q in queries.items()}
+    end = counters(prom)
+    kinds = {}
+    for kind in KINDS:
+        up = values["up"].get(kind, [])
+        kinds[kind] = KindStats(len(up), int(sum(up)), *(values[n].get(kind, []) for n in list(queries)[1:]))
+    return Measurement(
+        nodes=len(cluster.hosts), masters=len(cluster.masters), seconds=seconds, kinds=kinds,
+        head_series=_scalar(prom, f"prometheus_tsdb_head_series{PROMETHEUS}"),
+        samples_per_s=_rate(start["samples"], end["samples"]),
+        rss_bytes=_scalar(prom, f"process_resident_memory_bytes{PROMETHEUS}"),
+        rss_max_bytes=_scalar(prom, f"max_over_time(process_resident_memory_bytes{PROMETHEUS}[{window}])"),
+        heap_bytes=_scalar(prom, f"go_memstats_heap_inuse_bytes{PROMETHEUS}"),
+        prometheus_cores=_rate(start["cpu"], end["cpu"]),
+        replay_cores=replay_cores,
+    )
+
+
+def run_phase(nodes: int, masters: int, minutes: float, block: int, root: Path, node_capture: Path) -> Measurement:
+    """Serve the cluster, start Prometheus on it, let it scrape `minutes`
+    after every target is up, measure, stop both."""
+    root.mkdir(parents=True)
+    cluster = ReplayedCluster(nodes, masters, block, root, node_capture)
+    prom = None
+    try:
+        prom = Prometheus(root / "prometheus", cluster.targets_args())
+        # + 1: Prometheus scrapes itself (its memory and ingestion figures).
+        wait_until(lambda: prom.all_targets_up(cluster.target_count + 1), "every target to be up", timeout=120)
+        wait_until(lambda: prom.query(f"prometheus_tsdb_head_samples_appended_total{PROMETHEUS}"),
+                   "Prometheus' first scrape of itself", timeout=30)
+        start, cpu, first = time.monotonic(), os.times(), counters(prom)
+        time.sleep(minutes * 60)
+        elapsed = time.monotonic() - start
+        now = os.times()
+        replay = (now.user + now.system - cpu.user - cpu.system) / elapsed
+        return measure(prom, cluster, elapsed, replay, first)
+    finally:
+        if prom:
+            prom.stop()
+        cluster.stop()
+
+
+def scrape_interval() -> str:
+    return yaml.safe_load((REPO / "prometheus" / "prometheus.yml").read_text())["global"]["scrape_interval"]
+
+
+def _avg(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def _ms(xs: list[float], f) -> str:
+    return f"{f(xs) * 1000:,.1f}" if xs else "-"
+
+
+def _range(xs: list[float]) -> str:
+    """One number when every target has the same, min–max otherwise."""
+    if not xs:
+        return "-"
+    lo, hi = min(xs), max(xs)
+    return f"{lo:,.0f}" if lo == hi else f"{lo:,.0f}–{hi:,.0f}"
+
+
+def kinds_table(ref: Measurement, big: Measurement) -> Table:
+    t = Table(box=box.MARKDOWN, title=f"per kind of endpoint, {big.nodes} nodes; ref: the {ref.nodes}-node reference")
+    for col in ("kind", "up", "series/target", "ref", "scraped/scrape", "kept", "dropped", "scrape ms avg", "max",
+                "ref avg", "series, all targets"):
+        t.add_column(col, justify="left" if col == "kind" else "right", no_wrap=True)
+    for kind in KINDS:
+        k, r = big.kinds[kind], ref.kinds[kind]
+        scraped, kept = _avg(k.scraped), _avg(k.kept)
+        t.add_row(kind, f"{k.up}/{k.targets}", _range(k.series), _range(r.series), _range(k.scraped), _range(k.kept),
+                  f"{1 - kept / scraped:.0%}" if k.scraped else "-", _ms(k.duration_avg, _avg),
+                  _ms(k.duration_max, max), _ms(r.duration_avg, _avg), f"{sum(k.series):,.0f}")
+    return t
+
+
+def totals_table(ref: Measurement, big: Measurement, interval: str) -> Table:
+    t = Table(box=box.MARKDOWN, title=f"Prometheus, after {big.seconds / 60:.1f} min of scraping every {interval}")
+    for col in ("", f"{ref.nodes} node", f"{big.nodes} nodes", "ratio", f"per added node ({big.nodes - ref.nodes})"):
+        t.add_column(col, justify="left" if not col else "right", no_wrap=True)
+    mib = 1 / 2**20
+    rows = [
+        ("head series (prometheus_tsdb_head_series)", "head_series", 1, "{:,.0f}"),
+        ("samples kept per scrape round, all targets", "kept_per_scrape", 1, "{:,.0f}"),
+        ("samples appended/s (prometheus_tsdb_head_samples_appended_total)", "samples_per_s", 1, "{:,.0f}"),
+        ("RSS, MiB (process_resident_memory_bytes)", "rss_bytes", mib, "{:,.0f}"),
+        ("RSS max over the window, MiB", "rss_max_bytes", mib, "{:,.0f}"),
+        ("Go heap in use, MiB (go_memstats_heap_inuse_bytes)", "heap_bytes", mib, "{:,.0f}"),
+        ("Prometheus CPU, cores (process_cpu_seconds_total)", "prometheus_cores", 1, "{:.2f}"),
+        ("replay server CPU, cores (this process)", "replay_cores", 1, "{:.2f}"),
+    ]
+    for label, attr, scale, fmt in rows:
+        a, b = getattr(ref, attr) * scale, getattr(big, attr) * scale
+        per_node = (b - a) / (big.nodes - ref.nodes) if big.nodes > ref.nodes else float("nan")
+        t.add_row(label, fmt.format(a), fmt.format(b), f"{b / a:.1f}" if a else "-",
+                  "{:,.3f}".format(per_node) if "cores" in label else "{:,.1f}".format(per_node))
+    return t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nodes", type=int, default=100, help="nodes in the cluster (100)")
+    ap.add_argument("--masters", type=int, default=3, help="of them with a yb-master (3)")
+    ap.add_argument("--minutes", type=float, default=3, help="scraping time per phase, after every target is up (3)")
+    ap.add_argument("--block", type=int, default=100, help="nodes listen on 127.BLOCK.0.1-N (100)")
+    a = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="ybbench-monitoring-"))
+    console.print(f"{platform.node()}: {os.cpu_count()} cores; working in {root}")
+    try:
+        ref, big = run_both(a, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)  # the per-node captures alone are ~1.4 MB a node
+    console.print(f"\n{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, Prometheus {_version()}; node_exporter "
+                  f"replayed from one capture of this machine; series per target: the head's series of each target, "
+                  f"i.e. the samples kept (less duplicates in the capture) plus the 5 Prometheus adds (up, scrape_*)\n")
+    console.print(kinds_table(ref, big))
+    console.print()
+    console.print(totals_table(ref, big, scrape_interval()))
+
+
+def run_both(a: argparse.Namespace, root: Path) -> tuple[Measurement, Measurement]:
+    node_capture = capture_node_exporter(root)
+    console.print(f"reference: 1 node, {a.minutes} min")
+    ref = run_phase(1, 1, a.minutes, a.block, root / "reference", node_capture)
+    console.print(f"{a.nodes} nodes, {a.masters} masters, {a.minutes} min")
+    big = run_phase(a.nodes, a.masters, a.minutes, a.block, root / f"nodes-{a.nodes}", node_capture)
+    return ref, big
+
+
+def _version() -> str:
+    out = subprocess.run([str(BIN / "prometheus"), "--version"], capture_output=True, text=True).stdout
+    return out.split()[2] if out else "?"
+
+
+if __name__ == "__main__":
+    main()
