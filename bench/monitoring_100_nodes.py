@@ -16,6 +16,7 @@ is linked in unchanged (tests/stack.py Prometheus): only the target files
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import shutil
@@ -111,8 +112,9 @@ def measure(prom: Prometheus, cluster: ReplayedCluster, seconds: float, replay_c
     window = f"{max(int(seconds), 10)}s"
     queries = {
         "up": f"up{SCRAPED}",
-        # Recording rules' outputs (names with ':') keep job and instance: not the target's own.
-        "series": 'count by (job, export_type, instance) ({job=~"yugabytedb|node", __name__!~".+:.+"})',
+        # Our recording rules' outputs (<level>:ybbench_...) may keep job and
+        # instance: not the target's own. (YCQL has names with ':' of its own.)
+        "series": 'count by (job, export_type, instance) ({job=~"yugabytedb|node", __name__!~"[a-z]+:ybbench_.+"})',
         "scraped": f"scrape_samples_scraped{SCRAPED}",
         "kept": f"scrape_samples_post_metric_relabeling{SCRAPED}",
         "duration_avg": f"avg_over_time(scrape_duration_seconds{SCRAPED}[{window}])",
@@ -136,10 +138,11 @@ def measure(prom: Prometheus, cluster: ReplayedCluster, seconds: float, replay_c
     )
 
 
-def run_phase(nodes: int, masters: int, minutes: float, block: int, root: Path, node_capture: Path) -> Measurement:
-    """Serve the cluster, start Prometheus on it, let it scrape `minutes`
-    after every target is up, measure, stop both."""
-    root.mkdir(parents=True)
+@contextlib.contextmanager
+def scraping(nodes: int, masters: int, block: int, root: Path, node_capture: Path):
+    """The replayed cluster and a Prometheus scraping it, every target up
+    and Prometheus' own counters scraped; yields both, then stops them."""
+    root.mkdir(parents=True, exist_ok=True)
     cluster = ReplayedCluster(nodes, masters, block, root, node_capture)
     prom = None
     try:
@@ -148,16 +151,22 @@ def run_phase(nodes: int, masters: int, minutes: float, block: int, root: Path, 
         wait_until(lambda: prom.all_targets_up(cluster.target_count + 1), "every target to be up", timeout=120)
         wait_until(lambda: prom.query(f"prometheus_tsdb_head_samples_appended_total{PROMETHEUS}"),
                    "Prometheus' first scrape of itself", timeout=30)
+        yield cluster, prom
+    finally:
+        if prom:
+            prom.stop()
+        cluster.stop()
+
+
+def run_phase(nodes: int, masters: int, minutes: float, block: int, root: Path, node_capture: Path) -> Measurement:
+    """Let Prometheus scrape the cluster for `minutes` once every target is up; measure."""
+    with scraping(nodes, masters, block, root, node_capture) as (cluster, prom):
         start, cpu, first = time.monotonic(), os.times(), counters(prom)
         time.sleep(minutes * 60)
         elapsed = time.monotonic() - start
         now = os.times()
         replay = (now.user + now.system - cpu.user - cpu.system) / elapsed
         return measure(prom, cluster, elapsed, replay, first)
-    finally:
-        if prom:
-            prom.stop()
-        cluster.stop()
 
 
 def scrape_interval() -> str:
