@@ -2,8 +2,9 @@
 # make demo   after make test: a short run on a throwaway local PostgreSQL 15 and its HTML report
 # make build  only build the native stack's Go binaries (cached outside the repo)
 # make bench  client CPU per operation: k6 (lib/pq, pgx) next to pgbench
+# make bench-monitoring  a real Prometheus scraping 100 nodes replayed from YugabyteDB captures (MINUTES=3)
 
-.PHONY: test demo deps build bench
+.PHONY: test demo deps build bench bench-monitoring
 
 test: deps build
 	python3 -m pytest -q tests
@@ -20,3 +21,7 @@ build:
 bench: deps build
 	python3 -m pip install -q -e '.[bench]'
 	python3 -m bench.client_efficiency
+
+bench-monitoring: deps build
+	python3 -m pip install -q -e '.[bench]'
+	python3 -m bench.monitoring_100_nodes --minutes $(or $(MINUTES),3)
