@@ -61,6 +61,7 @@ def merge(parts: list[dict], names: list[str]) -> dict:
         "keys_missing": sum(p["keys_missing"] for p in parts),
         "dropped_iterations": sum(p["dropped_iterations"] for p in parts),
         "thresholds_failed": sorted({t for p in parts for t in p["thresholds_failed"]}),
+        "written": first.get("written"),  # the load's table and key scheme: every generator's setup() says the same
         "latency_source": NO_LATENCY,
         "rate_window": "ops/s = merged count / duration_s, the longest generator's k6 run duration",
         "generators": [{"name": n, "summary": f"generators/{n}/summary.json"} for n in names],
