@@ -139,3 +139,16 @@ def test_one_failing_generator_fails_the_run_and_stops_the_others(binaries, post
     rows = int(postgres.query(f"SELECT count(*) FROM {table}"))
     time.sleep(2)
     assert int(postgres.query(f"SELECT count(*) FROM {table}")) == rows > 0
+
+
+def test_live_progress_sums_the_generators_into_one_k6_line():
+    from ybbench.generators import Progress
+    from ybbench.progress import LiveOps
+    p, ops = Progress(["g1", "g2", "g3"]), LiveOps()
+    for t, done in ((1.0, 100), (2.0, 300)):
+        lines = [p.feed(g, f"running ({t:.1f}s), 2/2 VUs, {done * i} complete and 0 interrupted iterations")
+                 for i, g in enumerate(("g1", "g2", "g3"), start=1)]
+        assert lines[:2] == ["", ""]  # one summed line once every generator has reported
+        assert ops.feed(lines[2])
+    assert p.feed("g1", "level=info msg=x") is None
+    assert ops.vus == 6 and ops.ops_per_s == pytest.approx((300 - 100) * 6 / 1.0)
