@@ -96,12 +96,14 @@ class Progress:
 
 
 def _pump(g: Generator, lines: queue.Queue) -> None:
-    with open(g.folder / "k6.log", "w") as log:
-        assert g.proc.stdout is not None
-        for line in g.proc.stdout:
-            log.write(line)
-            lines.put((g, line))
-    lines.put((g, None))
+    try:
+        with open(g.folder / "k6.log", "w") as log:
+            assert g.proc.stdout is not None
+            for line in g.proc.stdout:
+                log.write(line)
+                lines.put((g, line))
+    finally:
+        lines.put((g, None))  # always: the main loop waits for every stream's end
 
 
 def _stop(gens: list[Generator]) -> None:
@@ -141,7 +143,8 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
                 genv = {**K6_DASHBOARD_ENV, **env, "SUMMARY_JSON": str(folder / "summary.json")}
                 if genv.get("K6_WEB_DASHBOARD") == "true":
                     genv["K6_WEB_DASHBOARD_EXPORT"] = str(folder / K6_REPORT)  # one file per process
-                proc = subprocess.Popen(cmd, env=genv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                proc = subprocess.Popen(cmd, env=genv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        encoding="utf-8", errors="replace")
                 gens.append(Generator(name, seg[i], folder, proc, time.time()))
             for g in gens:
                 t = threading.Thread(target=_pump, args=(g, lines), daemon=True)
