@@ -15,6 +15,7 @@ import base64
 import json
 import re
 import subprocess
+import sys
 import time
 import urllib.request
 import uuid
@@ -22,9 +23,10 @@ from datetime import datetime, timezone
 
 import pytest
 
-from .compose_stack import Compose, Engine, K6Run, LokiApi, NETWORK, PROJECT, PromApi, build_images, eventually
+from .compose_stack import (COMPOSE_FILE, OVERRIDE, Compose, Engine, K6Run, LokiApi, NETWORK, PROJECT, PromApi,
+                            build_images, eventually)
 from .dashboards import logql_failures
-from .stack import REPO
+from .stack import BIN, REPO
 
 DEFAULT_SERVICES = {"yb-master-1", "yb-master-2", "yb-master-3", "yb-tserver-1", "yb-tserver-2", "yb-tserver-3",
                     "secrets", "prometheus", "node-exporter", "loki", "promtail", "grafana"}
@@ -41,7 +43,7 @@ def new_testid(kind: str) -> str:
 def compose(binaries):
     engine = Engine()
     c = Compose(build_images())
-    every = ("--profile", "bench", "--profile", "pg")
+    every = ("--profile", "bench", "--profile", "pg", "--profile", "expand")
     c(*every, "down", "-v", "--remove-orphans")  # what an earlier, interrupted run left
     try:
         yield c
@@ -157,6 +159,56 @@ def test_readme_select_command_reads_the_keys_the_insert_wrote(stack, inserts):
     assert reads.code == 0, reads.output[-4000:]
     assert reads.counts["select"] > 100 and reads.errors == (0, "")
     assert re.search(r"keys missing 0 ", reads.output)
+
+
+def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom, tmp_path):
+    """`ybbench run --event` on this stack (seed 001): a tserver stopped
+    and started, a fourth added (Prometheus scrapes it) and removed, with
+    k6 inserting through all three tservers; every event in events.json
+    and in Loki; `ybbench verify` finds every acknowledged write."""
+    testid, results = new_testid("faults"), tmp_path / "results"
+    nodes = ",".join(f"{stack.address(f'yb-tserver-{i}')}:5433" for i in (1, 2, 3))
+    env = {**stack.env, "COMPOSE_FILE": f"{COMPOSE_FILE}:{OVERRIDE}", "COMPOSE_PROJECT_NAME": PROJECT,
+           "K6": str(BIN / "k6"), "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
+    loki_url = f"http://{stack.address('loki')}:3100"
+    cmd = [sys.executable, "-m", "ybbench", "run", "sql-inserts", "--testid", testid, "--results", str(results),
+           "--quiet", "--prometheus", prom.base, "--loki", loki_url,
+           "--set", f"YSQL_NODES={nodes}", "--set", "VUS=6", "--set", "DURATION=24s", "--set", "DB_CONNECT_TIMEOUT=2",
+           "--event", "3s:stop:yb-tserver-2", "--event", "8s:start:yb-tserver-2", "--event", "10s:add:yb-tserver-4",
+           "--event", "20s:remove:yb-tserver-4"]
+    seen_t4 = []
+
+    def scrape_t4():
+        seen_t4.extend(t for t in prom.targets() if t["labels"]["instance"] == "yb-tserver-4:9000"
+                       and t["health"] == "up")
+        return seen_t4
+
+    try:
+        run = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        eventually(scrape_t4, "Prometheus scraping the added yb-tserver-4", timeout=60)
+        out, _ = run.communicate(timeout=180)
+    finally:
+        stack("--profile", "expand", "rm", "-s", "-f", "yb-tserver-4", check=False)
+        (REPO / "prometheus" / "targets" / "compose" / "yugabytedb-yb-tserver-4.json").unlink(missing_ok=True)
+    assert run.returncode == 99, out  # the stopped tserver's errors cross the threshold
+    events = json.loads((results / testid / "events.json").read_text())
+    assert [(e["action"], e["service"], e["ok"]) for e in events] == [
+        ("stop", "yb-tserver-2", True), ("start", "yb-tserver-2", True), ("add", "yb-tserver-4", True),
+        ("remove", "yb-tserver-4", True)]
+    summary = json.loads((results / testid / "summary.json").read_text())
+    assert summary["errors"] > 0 and summary["rows_written"] > 100
+    assert eventually(lambda: prom.value(f'min_over_time(up{{instance="yb-tserver-2:9000"}}[2m])') == 0,
+                      "yb-tserver-2 seen down")
+    loki = LokiApi(loki_url)
+    marked = eventually(lambda: loki.lines(f'{{job="ybbench", kind="event", testid="{testid}"}}'),
+                        "the events in Loki")
+    assert sorted(marked) == sorted(["stop yb-tserver-2", "start yb-tserver-2", "add yb-tserver-4",
+                                     "remove yb-tserver-4"])
+    check = subprocess.run([sys.executable, "-m", "ybbench", "verify", testid, "--results", str(results)], cwd=REPO,
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stdout + check.stderr
+    verified = json.loads((results / testid / "verify.json").read_text())
+    assert verified["lost"]["count"] == 0 and verified["present"]["count"] >= summary["rows_written"]
 
 
 def test_promtail_ships_every_container_log_and_k6_by_testid(stack, inserts, loki):

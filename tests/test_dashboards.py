@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 
+from ybbench import events
 from ybbench.dashboards import OUT, render
 
 from . import log_samples, promtail
@@ -64,7 +65,7 @@ def test_yugabytedb_events_are_drawn_on_the_throughput_charts():
     overview = boards()["overview.json"]
     ids = {p["id"]: p["title"] for p in panels(overview)}
     events = {a["name"]: a for a in overview["annotations"]["list"] if a["datasource"]["type"] == "loki"}
-    assert set(events) == {"YugabyteDB restarts", "YugabyteDB leader changes"}
+    assert set(events) == {"YugabyteDB restarts", "YugabyteDB leader changes", "ybbench events"}
     for a in events.values():
         assert a["filter"]["exclude"] is False
         assert {ids[i] for i in a["filter"]["ids"]} == {"Total YSQL ops/s by statement type", "k6 ops/s by operation"}
@@ -181,6 +182,10 @@ def logs_live(loki, postgres, tmp_path_factory):
     cli = ybbench_run("sql-inserts", postgres, tmp_path_factory.mktemp("logs-results"), testid=f"{run}-cli",
                       knobs={"VUS": 2, "DURATION": "2s"}, extra_args=["--loki", loki.url])
     assert cli.code == 0, cli.output
+    # An event as `ybbench run --event` ships it (events.py; a real one
+    # needs the compose stack: tests/test_compose_stack.py).
+    events.to_loki(loki.url, f"{run}-cli", [{"at_s": 1.0, "action": "stop", "service": "yb-tserver-2",
+                                             "time": time.time(), "ok": True}])
     wait_until(lambda: loki.lines(f'{{testid="{run}-cli"}}'), "the run's k6 log in Loki", timeout=30)
     values = {"testid": f"{run}-.*", "service": ".+", "__interval": "20s"}
     return {"values": values, "start": start - 30, "end": time.time() + 1}

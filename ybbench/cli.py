@@ -41,7 +41,7 @@ def _targets(a: argparse.Namespace) -> int:
 def _run(a: argparse.Namespace) -> int:
     r = run_mod.run(
         a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki, settings=a.set,
-        quiet=a.quiet, generators=a.generators
+        quiet=a.quiet, generators=a.generators, events=a.event
     )
     print(f"results: {r.folder}")
     return r.exit_code
@@ -133,6 +133,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="keep k6's output in the log only")
     r.add_argument("--generators", default="1", metavar="N", help="split the run over N k6 processes (execution "
                    "segments, one testid, one merged summary.json; README \"Distributed k6\")")
+    r.add_argument("--event", action="append", default=[], metavar="AT:ACTION:SERVICE",
+                   help="a fault or expansion on the compose stack during the run, e.g. 20s:stop:yb-tserver-2; "
+                   "actions: stop, start, kill, restart, add, remove (README \"Faults and expansion\")")
     r.set_defaults(func=_run)
 
     d = sub.add_parser("doe", help="a two-level (fractional) factorial design: aliases, effects, charts")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from . import events as ev
 from . import generators as gen, latency, logs
 from .errors import UserError
 from .services import check_ready
@@ -143,8 +144,10 @@ def run(
     quiet: bool = False,
     on_line: Callable[[str], None] | None = None,
     generators: int | str = 1,
+    events: list[str] = (),
 ) -> RunResult:
-    """on_line sees each line of k6's output as it comes (a live progress)."""
+    """on_line sees each line of k6's output as it comes (a live progress);
+    events are AT:ACTION:SERVICE faults on the compose stack (events.py)."""
     if workload not in workloads():
         raise UserError(f"unknown workload {workload!r}; known: {', '.join(workloads())}")
     testid = testid or f"{workload}-{time.strftime('%Y%m%dT%H%M%S')}"
@@ -153,6 +156,12 @@ def run(
     knobs = parse_settings(list(settings))
     n_gen = gen.count(generators)
     gen.check_vus(n_gen, knobs)
+    planned = []
+    if events:
+        if n_gen > 1:
+            raise UserError("--event: faults are timed from one k6 process; use --generators 1")
+        planned = ev.parse(list(events), knobs.get("DURATION"))
+        ev.check_compose()
     k6 = k6_binary()
     if prometheus:
         check_ready("Prometheus", prometheus, "/-/ready")
@@ -188,6 +197,8 @@ def run(
         with open(stage / "k6.log", "w") as log:
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             assert proc.stdout is not None
+            schedule = ev.Schedule(planned, say=(lambda s: None) if quiet else (lambda s: print(s, flush=True)))
+            schedule.start()
             try:
                 for line in proc.stdout:
                     log.write(line)
@@ -202,8 +213,18 @@ def run(
                 # stage is removed, so it writes nothing into a folder after.
                 proc.terminate()
                 proc.wait()
+                schedule.finish()
                 raise
             code = proc.wait()
+        happened = schedule.finish()
+        if planned:
+            write_json(stage / "events.json", happened)
+            if loki:
+                ev.to_loki(loki, testid, happened)
+            failed = [e for e in happened if not e["ok"]]
+            if failed:
+                raise UserError("; ".join(f"event {e['action']} {e['service']} at {e['at_s']:g} s failed: "
+                                          f"{e['output'][-300:]}" for e in failed))
         if loki:
             logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid}, stamped)
         if code not in K6_RAN:

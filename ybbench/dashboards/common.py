@@ -131,6 +131,7 @@ ANNOTATION_FIELDS = {
     "k6 phases": {"titleFormat": "phase {{scenario}}", "tagKeys": "testid,scenario", "step": "5s"},
     "YugabyteDB restarts": {"titleFormat": "{{service}} started", "tagKeys": "service"},
     "YugabyteDB leader changes": {"titleFormat": "leader change on {{service}}", "tagKeys": "service"},
+    "ybbench events": {"titleFormat": "{{action}} {{service}}", "tagKeys": "testid,action,service"},
 }
 
 # Annotations drawn on some panels only, by panel title: Grafana's filter
@@ -139,6 +140,7 @@ THROUGHPUT_PANELS = ("Total YSQL ops/s by statement type", "k6 ops/s by operatio
 ANNOTATION_PANELS = {
     "YugabyteDB restarts": THROUGHPUT_PANELS,
     "YugabyteDB leader changes": THROUGHPUT_PANELS,
+    "ybbench events": THROUGHPUT_PANELS,
 }
 
 

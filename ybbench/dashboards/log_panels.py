@@ -96,10 +96,17 @@ RESTARTS = f'{{{YUGABYTEDB}}} |~ "(Master|Tablet) server successfully started"'
 LEADER_CHANGES = f'{{{YUGABYTEDB}}} |= "Becoming Leader"'
 
 
+# Faults and expansion that `ybbench run --event` made (ybbench/events.py).
+EVENTS = '{job="ybbench", kind="event"}'
+
+
 def annotations() -> list[gd.AnnotationQuery]:
-    """Server (re)starts and Raft leader changes, drawn where throughput
-    dips (common.ANNOTATION_PANELS)."""
+    """Server (re)starts, Raft leader changes and ybbench's own events
+    (stop, start, kill, add a tserver), drawn where throughput dips
+    (common.ANNOTATION_PANELS)."""
     return [
+        gd.AnnotationQuery().name("ybbench events").datasource(LOKI).enable(True)
+        .icon_color("rgba(255, 120, 10, 0.9)").expr(EVENTS),
         gd.AnnotationQuery().name("YugabyteDB restarts").datasource(LOKI).enable(True)
         .icon_color("rgba(242, 73, 92, 0.8)").expr(RESTARTS),
         gd.AnnotationQuery().name("YugabyteDB leader changes").datasource(LOKI).enable(True)
