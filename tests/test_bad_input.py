@@ -116,3 +116,19 @@ def test_cli_refuses_bad_arguments(tmp_path, args, message):
     assert p.returncode == 2
     assert message in p.stderr
     assert not (tmp_path / "results").exists() and not (REPO / "x").exists()
+
+
+@pytest.mark.parametrize("event,message", [
+    ("20s-stop-yb-tserver-2", "expected AT:ACTION:SERVICE"),
+    ("20s:pause:yb-tserver-2", "unknown action 'pause'; known: stop, start, kill, restart, add, remove"),
+    ("soon:stop:yb-tserver-2", "expected a duration"),
+    ("5s:stop:Yb Tserver", "is not a compose service name"),
+    ("5s:add:grafana", "add takes a tserver of the expand profile"),
+    ("50s:stop:yb-tserver-2", "at 50 s, not within the run's 10 s"),
+])
+def test_a_bad_event_is_named(binaries, postgres, tmp_path, testid, event, message):
+    table = f"bad_{testid}"
+    r = ybbench_run("sql-inserts", postgres, tmp_path / "results", testid=testid,
+                    knobs={"TABLE": table, "DURATION": "10s"}, extra_args=["--event", event])
+    assert r.code == 2 and message in r.output, r.output
+    assert_nothing_written(postgres, tmp_path / "results", table)
