@@ -56,6 +56,8 @@ class KindStats:
     kept: list[float] = field(default_factory=list)  # after metric_relabel_configs
     duration_avg: list[float] = field(default_factory=list)  # seconds, per target over the window
     duration_max: list[float] = field(default_factory=list)
+    scrapes: list[float] = field(default_factory=list)  # per target over the window
+    failed: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -87,6 +89,8 @@ def _per_target(prom: Prometheus, promql: str) -> dict[str, list[float]]:
 
 
 def _scalar(prom: Prometheus, promql: str) -> float:
+    """One value. Prometheus' self-scrape can fail on a busy machine and mark
+    its series stale: callers read the last sample of the past minute."""
     result = prom.query(promql)
     if len(result) != 1:
         raise RuntimeError(f"{promql}: {len(result)} series, expected one")
@@ -99,7 +103,13 @@ def counters(prom: Prometheus) -> dict[str, tuple[float, float]]:
     where rate()[1m] extrapolates over a window younger than a minute."""
     out = {}
     for name, metric in (("samples", "prometheus_tsdb_head_samples_appended_total"), ("cpu", "process_cpu_seconds_total")):
-        out[name] = (_scalar(prom, f"sum({metric}{PROMETHEUS})"), _scalar(prom, f"max(timestamp({metric}{PROMETHEUS}))"))
+        # The raw samples of the past minute; the last of each series (one
+        # per sample type, all from the same scrape).
+        series = prom.query(f"{metric}{PROMETHEUS}[1m]")
+        if not series:
+            raise RuntimeError(f"no {metric} scraped in the past minute")
+        last = [s["values"][-1] for s in series]
+        out[name] = (sum(float(v) for _, v in last), max(float(t) for t, _ in last))
     return out
 
 
@@ -114,11 +124,16 @@ def measure(prom: Prometheus, cluster: ReplayedCluster, seconds: float, replay_c
         "up": f"up{SCRAPED}",
         # Our recording rules' outputs (<level>:ybbench_...) may keep job and
         # instance: not the target's own. (YCQL has names with ':' of its own.)
-        "series": 'count by (job, export_type, instance) ({job=~"yugabytedb|node", __name__!~"[a-z]+:ybbench_.+"})',
-        "scraped": f"scrape_samples_scraped{SCRAPED}",
-        "kept": f"scrape_samples_post_metric_relabeling{SCRAPED}",
+        # last_over_time: a target whose last scrape failed has stale series.
+        "series": 'count by (job, export_type, instance) '
+                  '(last_over_time({job=~"yugabytedb|node", __name__!~"[a-z]+:ybbench_.+"}[1m]))',
+        # max: a failed scrape reports 0 samples.
+        "scraped": f"max_over_time(scrape_samples_scraped{SCRAPED}[{window}])",
+        "kept": f"max_over_time(scrape_samples_post_metric_relabeling{SCRAPED}[{window}])",
         "duration_avg": f"avg_over_time(scrape_duration_seconds{SCRAPED}[{window}])",
         "duration_max": f"max_over_time(scrape_duration_seconds{SCRAPED}[{window}])",
+        "scrapes": f"count_over_time(up{SCRAPED}[{window}])",
+        "failed": f"count_over_time(up{SCRAPED}[{window}]) - sum_over_time(up{SCRAPED}[{window}])",
     }
     values = {name: _per_target(prom, q) for name, q in queries.items()}
     end = counters(prom)
@@ -128,11 +143,11 @@ def measure(prom: Prometheus, cluster: ReplayedCluster, seconds: float, replay_c
         kinds[kind] = KindStats(len(up), int(sum(up)), *(values[n].get(kind, []) for n in list(queries)[1:]))
     return Measurement(
         nodes=len(cluster.hosts), masters=len(cluster.masters), seconds=seconds, kinds=kinds,
-        head_series=_scalar(prom, f"prometheus_tsdb_head_series{PROMETHEUS}"),
+        head_series=_scalar(prom, f"last_over_time(prometheus_tsdb_head_series{PROMETHEUS}[1m])"),
         samples_per_s=_rate(start["samples"], end["samples"]),
-        rss_bytes=_scalar(prom, f"process_resident_memory_bytes{PROMETHEUS}"),
+        rss_bytes=_scalar(prom, f"last_over_time(process_resident_memory_bytes{PROMETHEUS}[1m])"),
         rss_max_bytes=_scalar(prom, f"max_over_time(process_resident_memory_bytes{PROMETHEUS}[{window}])"),
-        heap_bytes=_scalar(prom, f"go_memstats_heap_inuse_bytes{PROMETHEUS}"),
+        heap_bytes=_scalar(prom, f"last_over_time(go_memstats_heap_inuse_bytes{PROMETHEUS}[1m])"),
         prometheus_cores=_rate(start["cpu"], end["cpu"]),
         replay_cores=replay_cores,
     )
@@ -192,14 +207,15 @@ def _range(xs: list[float]) -> str:
 def kinds_table(ref: Measurement, big: Measurement) -> Table:
     t = Table(box=box.MARKDOWN, title=f"per kind of endpoint, {big.nodes} nodes; ref: the {ref.nodes}-node reference")
     for col in ("kind", "up", "series/target", "ref", "scraped/scrape", "kept", "dropped", "scrape ms avg", "max",
-                "ref avg", "series, all targets"):
+                "ref avg", "scrapes (failed)", "series, all targets"):
         t.add_column(col, justify="left" if col == "kind" else "right", no_wrap=True)
     for kind in KINDS:
         k, r = big.kinds[kind], ref.kinds[kind]
         scraped, kept = _avg(k.scraped), _avg(k.kept)
         t.add_row(kind, f"{k.up}/{k.targets}", _range(k.series), _range(r.series), _range(k.scraped), _range(k.kept),
                   f"{1 - kept / scraped:.0%}" if k.scraped else "-", _ms(k.duration_avg, _avg),
-                  _ms(k.duration_max, max), _ms(r.duration_avg, _avg), f"{sum(k.series):,.0f}")
+                  _ms(k.duration_max, max), _ms(r.duration_avg, _avg), f"{sum(k.scrapes):,.0f} ({sum(k.failed):,.0f})",
+                  f"{sum(k.series):,.0f}")
     return t
 
 
