@@ -160,6 +160,11 @@ def test_every_figure_names_its_source_and_window(run):
     for fig in figures:
         cap = re.search(r"<figcaption>(.*?)</figcaption>", fig, re.S).group(1)
         assert re.search(r"Source: (k6 summary|Prometheus http://)", cap) and "Window: " in cap, cap
+    seeds = {"sstable_bytes": "001", "sstable_files": "001", "disk_iops": "004", "block_cache": "004"}
+    for c in run["data"]["charts"]:
+        if c["id"] in seeds:
+            assert f"(seed {seeds[c['id']]})" in c["title"]
+    assert "(seed 004)" in run["data"]["tables"][0]["title"]
     assert "Not in this version" not in page
 
 

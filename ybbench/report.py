@@ -158,9 +158,9 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
     step, rng = window_params(start, end)
     charts, missing = [], []
     specs = {
-        "ops_per_second": ("ops/s by op", "ops/s", "op"),
-        "latency_avg_ms": ("latency avg by op, ms (native histogram)", "ms", "op"),
-        "latency_p99_ms": ("latency p99 by op, ms (native histogram)", "ms", "op"),
+        "ops_per_second": ("ops/s by op (k6)", "ops/s", "op"),
+        "latency_avg_ms": ("latency avg by op, ms (k6's native histogram)", "ms", "op"),
+        "latency_p99_ms": ("latency p99 by op, ms (k6's native histogram)", "ms", "op"),
         "cpu_cores_busy": ("CPU busy per node, cores (node_exporter)", "cores", "instance"),
     }
     k6_rng = k6_range(prom, run["testid"], start, end, step)

@@ -31,6 +31,7 @@ class Spec:
     labels: tuple[str, ...]  # the series' name: these labels' values
     queries: dict[str, str]  # legend suffix -> PromQL
     needs: str
+    level: bool = False  # a size, not a rate: its change over the window is the growth
 
 
 def specs(rng: str) -> list[Spec]:
@@ -41,15 +42,17 @@ def specs(rng: str) -> list[Spec]:
         return f"sum by (exported_instance) (rate({metric}{{{TSERVER}}}[{rng}]))"
 
     return [
-        Spec("sstable_bytes", "SSTable size per tablet server, bytes (compressed, on disk)", "bytes",
+        Spec("sstable_bytes", "SSTable size per tablet server, bytes on disk (seed 001)", "bytes",
              ("exported_instance",),
-             {"": "sum by (exported_instance) (node:ybbench_sst_files_size_bytes:sum)"}, NEEDS_YB),
-        Spec("sstable_files", "SST files per tablet server", "files", ("exported_instance",),
-             {"": f"sum by (exported_instance) (rocksdb_current_version_num_sst_files{{{TSERVER}}})"}, NEEDS_YB),
-        Spec("disk_iops", "disk IOPS per host and device (node_exporter)", "requests/s", ("instance", "device"),
+             {"": "sum by (exported_instance) (node:ybbench_sst_files_size_bytes:sum)"}, NEEDS_YB, level=True),
+        Spec("sstable_files", "SST files per tablet server (seed 001)", "files", ("exported_instance",),
+             {"": f"sum by (exported_instance) (rocksdb_current_version_num_sst_files{{{TSERVER}}})"}, NEEDS_YB,
+             level=True),
+        Spec("disk_iops", "disk IOPS per host and device, node_exporter (seed 004)", "requests/s",
+             ("instance", "device"),
              {"r/s": disk("node_disk_reads_completed_total"), "w/s": disk("node_disk_writes_completed_total")},
              NEEDS_NODE),
-        Spec("block_cache", "block cache hits and misses/s per tablet server", "blocks/s", ("exported_instance",),
+        Spec("block_cache", "block cache hits and misses/s per tablet server (seed 004)", "blocks/s", ("exported_instance",),
              {"hits/s": cache("rocksdb_block_cache_hit"), "misses/s": cache("rocksdb_block_cache_miss")}, NEEDS_YB),
     ]
 
@@ -82,10 +85,10 @@ def line_charts(run: dict, prom, step: float, rng: str) -> tuple[list[dict], lis
             continue
         queries = "; ".join(f"{s}: {q}" if s else q for s, q in spec.queries.items())
         c = {"id": spec.id, "title": f"{tid}: {spec.title}", "queries": spec.queries, "step": step,
-             "source": f"Prometheus {prom.url}, query_range step {step:g}s: {queries}", "data": data,
-             # first and last value in the window: SSTable growth, counters' change
-             "change": {k: {"first": s["v"][0], "last": s["v"][-1], "change": s["v"][-1] - s["v"][0]}
-                        for k, s in data.items()}}
+             "source": f"Prometheus {prom.url}, query_range step {step:g}s: {queries}", "data": data}
+        if spec.level:  # SSTable growth: first and last value in the window
+            c["change"] = {k: {"first": s["v"][0], "last": s["v"][-1], "change": s["v"][-1] - s["v"][0]}
+                           for k, s in data.items()}
         c["png"] = line_chart(c["title"], spec.ylabel, data, start)
         charts.append(c)
     cache = next((c for c in charts if c["id"] == "block_cache"), None)
@@ -168,7 +171,7 @@ def iostat_table(run: dict, prom) -> tuple[list[dict], list[str]]:
         missing.append(f"iostat -mx: no series for {values_q} at the window's end; {NEEDS_NODE}")
     if not rows:
         return [], missing
-    return [{"id": "iostat", "title": f"{run['testid']}: iostat -mx per host and device, whole window",
+    return [{"id": "iostat", "title": f"{run['testid']}: iostat -mx per host and device, whole window (seed 004)",
              "source": f"Prometheus {prom.url}, instant queries at the window's start and end: {values_q} "
                        f"and {time_q} (t0, t1: the last scrapes at or before them)",
              "formulas": IOSTAT_FORMULAS, "rows": rows}], missing
