@@ -21,14 +21,18 @@ from .stack import BIN, REPO
 DATA_TAG = '<script id="data" type="application/json; charset=utf-8; gzip; base64">'
 
 
-def k6_export(page: Path) -> dict[str, list[float]]:
-    """The end-of-run (cumulative) aggregates per metric in an export: the
-    page embeds gzip+base64 JSON lines; `metric` events name the metrics,
-    and `cumulative` lists their values in sorted-name order
-    (xk6-dashboard v0.8.1, dashboard/report.go and meter.go)."""
+def k6_export_lines(page: Path) -> list[str]:
+    """The page embeds its data as gzip+base64 JSON lines."""
     text = page.read_text()
     b64 = text[text.index(DATA_TAG) + len(DATA_TAG):].split("</script>", 1)[0]
-    events = [json.loads(line) for line in gzip.decompress(base64.b64decode(b64)).decode().splitlines()]
+    return gzip.decompress(base64.b64decode(b64)).decode().splitlines()
+
+
+def k6_export(page: Path) -> dict[str, list[float]]:
+    """The end-of-run (cumulative) aggregates per metric in an export:
+    `metric` events name the metrics, and `cumulative` lists their values in
+    sorted-name order (xk6-dashboard v0.8.1, dashboard/report.go, meter.go)."""
+    events = [json.loads(line) for line in k6_export_lines(page)]
     names = sorted({n for e in events if e["event"] == "metric" for n in e["data"]})
     (cumulative,) = [e["data"] for e in events if e["event"] == "cumulative"]
     return dict(zip(names, cumulative))
@@ -105,6 +109,7 @@ def test_run_keeps_k6s_html_report_and_its_dashboard_listens_on_loopback(postgre
     assert count > 0
     assert export["iterations"][0] == count  # [count, rate]
     assert export["vus_max"] == [2]
+    assert postgres.password not in "".join(k6_export_lines(folder / "k6-report.html"))
 
 
 def test_users_dashboard_settings_win(postgres, binaries, tmp_path):
