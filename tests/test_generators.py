@@ -5,6 +5,8 @@ summaries read back independently, and Prometheus."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 import uuid
 
@@ -12,7 +14,7 @@ import pytest
 
 from ybbench import summary_merge
 
-from .stack import BIN
+from .stack import BIN, REPO
 from .ybbench_cli import ybbench_run
 
 N = 3
@@ -90,6 +92,12 @@ def test_kv_load_over_three_generators_without_prometheus(binaries, postgres, tm
     assert merged["ops"]["insert"]["latency_ms"] is None
     assert merged["latency_source"] == summary_merge.NO_LATENCY
     assert merged["ops"]["insert"]["latency_max_ms"] > 0
+    # verify reads the generators' logs and the merged count: one key space.
+    v = subprocess.run([sys.executable, "-m", "ybbench", "verify", r.folder.name, "--results", str(r.folder.parent)],
+                       cwd=REPO, env=postgres.env(), capture_output=True, text=True, timeout=120)
+    assert v.returncode == 0, v.stdout + v.stderr
+    checked = json.loads((r.folder / "verify.json").read_text())
+    assert checked["present"]["count"] == checked["attempted_keys"] == merged["rows_written"]
 
 
 def test_ycsb_load_over_three_generators_writes_each_record_once(binaries, postgres, tmp_path):

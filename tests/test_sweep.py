@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import subprocess
 import sys
 import uuid
@@ -19,7 +20,7 @@ from ybbench import saturation, sweep
 from ybbench.errors import UserError
 from ybbench.files import staged_dir, write_json
 
-from .stack import BIN, REPO
+from .stack import BIN, REPO, wait_until
 from .ybbench_cli import ybbench_run
 
 
@@ -305,7 +306,7 @@ def test_resume_runs_only_the_missing_steps(binaries, postgres, tmp_path):
     assert first.returncode == 0, first.stdout + first.stderr
     folder = tmp_path / sid
     before = {f: (f.stat().st_mtime_ns, f.read_bytes()) for f in folder.glob("*/*")}
-    assert len(before) == 8  # two steps of params, summary, k6-summary, k6.log
+    assert len(before) == 10  # two steps of params, summary, k6-summary, k6.log, k6-report.html
 
     r = ybbench_sweep(postgres, tmp_path, *args, "--vus", "1,2,4", "--resume", sid, knobs=knobs)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -320,6 +321,31 @@ def test_resume_runs_only_the_missing_steps(binaries, postgres, tmp_path):
                           knobs={**knobs, "ROW_BYTES": "128"})
     assert other.returncode == 2 and "--set differs from the sweep's" in other.stderr
     assert not (folder / f"{sid}-vus8").exists()
+
+
+def test_a_step_interrupted_mid_insert_is_rerun_without_colliding_keys(binaries, postgres, tmp_path):
+    """The interrupted attempt's rows stay in the table; its re-run writes
+    under a fresh KEY_PREFIX, so no insert fails on a duplicate key."""
+    sid, table = f"sw{uuid.uuid4().hex[:8]}", f"sweep_{uuid.uuid4().hex[:8]}"
+    settings = {"YSQL_NODES": f"127.0.0.1:{postgres.port}", "DB_USER": postgres.user, "DB_NAME": postgres.database,
+                "TABLE": table}
+    cmd = [sys.executable, "-m", "ybbench", "sweep", "sql-inserts", "--vus", "1,2", "--step-duration", "4s",
+           "--id", sid, "--results", str(tmp_path)] + [a for k, v in settings.items() for a in ("--set", f"{k}={v}")]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=dict(postgres.env(), K6=str(BIN / "k6")), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    for line in proc.stdout:
+        if line.startswith("step 1/2 vus 1:"):
+            break
+    written = int(postgres.query(f"SELECT count(*) FROM {table}"))
+    wait_until(lambda: int(postgres.query(f"SELECT count(*) FROM {table}")) > written + 100, "step 2 to insert")
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert not (tmp_path / sid / f"{sid}-vus2").exists()
+    r = ybbench_sweep(postgres, tmp_path, "sql-inserts", "--vus", "1,2", "--step-duration", "4s", "--resume", sid,
+                      knobs={"TABLE": table})
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((tmp_path / sid / "sweep.json").read_text())
+    assert [(s["vus"], s["errors"]) for s in doc["steps"]] == [(1, 0), (2, 0)]
 
 
 def load_keys(pg, tmp_path, n=1000):

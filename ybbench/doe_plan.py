@@ -46,10 +46,6 @@ RESPONSE_UNITS = {"ops_per_s": "ops/s"}
 # the load that writes their key shape and table.
 LOADER = {"sql-selects": "sql-inserts", "sql-updates": "sql-inserts", "kv-read-heavy": "kv-load",
           "kv-recent-read-heavy": "kv-load", "kv-random-read": "kv-load"}
-# Workloads that write new keys under KEY_PREFIX: each attempt of a row gets
-# a fresh prefix, so that a row re-run after an interruption does not
-# collide with the keys its first attempt wrote.
-NEW_KEYS = {"sql-inserts", "sql-secondary-index", "kv-load"}
 # Workloads that may run several ops; their per-op latency is in the
 # summary only with OP_LATENCY_SUMMARY=on or --prometheus.
 MIXED = {"sql-updates", "sql-secondary-index", "kv-read-heavy", "kv-recent-read-heavy", "ycsb"}

@@ -18,7 +18,6 @@ import json
 import random
 import re
 import time
-import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ import numpy as np
 from . import doe_report
 from . import run as run_mod
 from .doe_file import DesignFile, load
-from .doe_plan import LOADER, MIXED, NEW_KEYS, OWN_KNOBS, Row, RunSpec
+from .doe_plan import LOADER, MIXED, OWN_KNOBS, Row, RunSpec
 from .errors import UserError
 from .files import staged_dir, write_json
 from .progress import RunProgress
@@ -228,11 +227,6 @@ def load_record(p: Plan, folder: Path) -> dict:
             "ops_per_s": sum(o["per_second"] for o in summary["ops"].values())}
 
 
-def _fresh_prefix(kind: str) -> str:
-    """A key prefix no earlier attempt used (short: kv keys are 50 bytes)."""
-    return f"{kind}{uuid.uuid4().hex[:12]}"
-
-
 def execute(p: Plan, say=print) -> tuple[dict, int]:
     """Run (or resume) the design; returns doe.json's content and the exit code."""
     doc = {"design_id": p.design_id, "file": str(p.df.path), "params": p.params(), "seed": p.seed, "order": [j.testid for j in p.order],
@@ -255,7 +249,7 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
             with unit() as where:
                 with RunProgress(f"load: {ld.workload}, {ld.keys} keys") as live:
                     run_mod.run(ld.workload, testid=p.load_id, results=where, prometheus=p.prometheus, loki=p.loki,
-                                settings=_settings({**p.load_knobs(), "KEY_PREFIX": _fresh_prefix("l")}),
+                                settings=_settings({**p.load_knobs(), "KEY_PREFIX": run_mod.fresh_prefix("l")}),
                                 quiet=True, on_line=live.feed)
                 p.load_record = doc["load"] = load_record(p, where / p.load_id)
                 save(where)
@@ -294,8 +288,8 @@ def _keys(p: Plan, job: Job) -> dict[str, str]:
     knobs = p.job_knobs(job)
     if job.row.workload in LOADER:
         knobs.update(KEY_PREFIX=p.load_record["key_prefix"], MAX_WRITTEN_KEY=str(p.spec.load.keys))
-    elif job.row.workload in NEW_KEYS:
-        knobs["KEY_PREFIX"] = _fresh_prefix("w")
+    elif job.row.workload in run_mod.NEW_KEYS:
+        knobs["KEY_PREFIX"] = run_mod.fresh_prefix("w")
     return knobs
 
 

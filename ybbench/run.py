@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -71,6 +72,17 @@ K6_DASHBOARD_ENV = {"K6_WEB_DASHBOARD": "true", "K6_WEB_DASHBOARD_HOST": "127.0.
 
 # k6 exit codes: 0 ok, 99 thresholds crossed (the run happened, with errors).
 K6_RAN = (0, 99)
+
+
+# Workloads that write new keys under KEY_PREFIX (the testid by default): a
+# run repeated after an interruption (sweep, doe) needs a fresh prefix, or
+# its inserts collide with the keys the first attempt wrote.
+NEW_KEYS = frozenset({"sql-inserts", "sql-secondary-index", "kv-load"})
+
+
+def fresh_prefix(kind: str) -> str:
+    """A key prefix no earlier attempt used (short: kv keys are 50 bytes)."""
+    return f"{kind}{uuid.uuid4().hex[:12]}"
 
 
 def workloads() -> list[str]:

@@ -279,10 +279,14 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
             say(f"step {i}/{len(p.steps)} {p.key} {n}: already finished, not re-run ({rec['ops_per_s']:.1f} ops/s)")
         else:
             started = time.time()
+            knobs = p.step_knobs(n)
+            if p.workload in run_mod.NEW_KEYS and "KEY_PREFIX" not in knobs:
+                # A step re-run after an interruption must not collide with
+                # the keys its first attempt wrote under the same testid.
+                knobs["KEY_PREFIX"] = run_mod.fresh_prefix("s")
             with RunProgress(f"step {i}/{len(p.steps)} {p.key} {n} ({p.step_duration})") as live:
                 run_mod.run(p.workload, testid=p.step_id(n), results=where, prometheus=p.prometheus, loki=p.loki,
-                            settings=[f"{k}={v}" for k, v in p.step_knobs(n).items()], quiet=True,
-                            on_line=live.feed)
+                            settings=[f"{k}={v}" for k, v in knobs.items()], quiet=True, on_line=live.feed)
             rec = step_record(p, n, where / p.step_id(n))
             p99 = "-" if rec["p99_ms"] is None else f"{rec['p99_ms']:.3f} ms"
             say(f"step {i}/{len(p.steps)} {p.key} {n}: {rec['ops_per_s']:.1f} ops/s, p99 {p99}, "

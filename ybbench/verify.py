@@ -5,8 +5,9 @@ What the run wrote comes from its own folder: summary.json's `written`
 (the table, key prefix and sizes its setup() used) and insert count, and
 k6.log's `ybbench-unacked` lines (a statement that failed or timed out:
 its keys may or may not be there, so they are "unknown", never "lost").
-Iteration n wrote indexes [n x rows, (n + 1) x rows); every index below
-(inserts + interrupted iterations) x rows was attempted.
+Iteration n wrote indexes [n x rows, (n + 1) x rows); iterations 0 to
+inserts + interrupted - 1 were attempted (per generator of a split run:
+Attempted).
 
 The table is read in two streams, in O(1) memory in the key count (the
 failed writes' indexes are kept, a few per error): the expected keys in
@@ -16,6 +17,7 @@ server-side cursor, for keys the run never wrote.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -88,33 +90,81 @@ class Count:
             self.examples.append(key)
 
 
-def _read_run(folder: Path) -> tuple[dict, dict, str]:
+@dataclass
+class Attempted:
+    """The key indexes a run attempted. k6's iterationInTest is unique across
+    the generators of a split run but not dense: with N equal execution
+    segments, generator g's j-th iteration is g + j x N. Iteration i wrote
+    indexes [i x rows, (i + 1) x rows)."""
+
+    counts: list[int]  # iterations attempted, per generator (one for a plain run)
+    rows: int
+
+    def __contains__(self, n: int) -> bool:
+        it = n // self.rows
+        return it // len(self.counts) < self.counts[it % len(self.counts)]
+
+    def __len__(self) -> int:
+        return sum(self.counts) * self.rows
+
+    def indexes(self):
+        """In increasing order, one at a time (O(1) memory)."""
+        n = len(self.counts)
+        last = max((g + (c - 1) * n for g, c in enumerate(self.counts) if c), default=-1)
+        for it in range(last + 1):
+            if it // n < self.counts[it % n]:
+                yield from range(it * self.rows, (it + 1) * self.rows)
+
+
+def _read(path: Path, what: str) -> str:
     try:
-        summary = json.loads((folder / "summary.json").read_text())
-        log = (folder / "k6.log").read_text(errors="replace")
-    except FileNotFoundError as e:
-        raise UserError(f"{folder}: {Path(e.filename).name} is missing: not a finished `ybbench run`") from None
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        raise UserError(f"{path.parent}: {path.name} is missing: not a finished `ybbench run` ({what})") from None
+
+
+def _json(path: Path) -> dict:
+    try:
+        return json.loads(_read(path, "JSON"))
     except ValueError as e:
-        raise UserError(f"{folder}/summary.json: unreadable JSON: {e}") from None
-    written = summary.get("written")
-    if not written or written.get("scheme") not in SCHEMES:
-        raise UserError(f"run {folder.name} ({summary.get('workload')}) is not a load verify knows: "
-                        "verify checks what sql-inserts and kv-load wrote")
-    return summary, written, log
+        raise UserError(f"{path}: unreadable JSON: {e}") from None
 
 
-def plan(folder: Path) -> dict:
-    """What the run attempted and which statements failed, from its files."""
-    summary, written, log = _read_run(folder)
-    inserts = summary.get("ops", {}).get("insert", {}).get("count", 0)
-    interrupted = [int(m.group(2)) for m in INTERRUPTED.finditer(log)]
-    rows = int(written["rows_per_iteration"])
+def _log_facts(log: str) -> tuple[int, set[int]]:
+    """Interrupted iterations (k6's last progress line) and the indexes of
+    the statements that failed or timed out."""
+    counts = [int(m.group(2)) for m in INTERRUPTED.finditer(log)]
     unacked: set[int] = set()
     for m in UNACKED.finditer(log):
         first, n = int(m.group(1)), int(m.group(2))
         unacked.update(range(first, first + n))
-    return {"written": written, "inserts": inserts, "interrupted": interrupted[-1] if interrupted else 0,
-            "rows_per_iteration": rows, "unacked": unacked}
+    return (counts[-1] if counts else 0), unacked
+
+
+def plan(folder: Path) -> dict:
+    """What the run attempted and which statements failed, from its files;
+    a run split over generators (--generators N) from each one's."""
+    summary = _json(folder / "summary.json")
+    written = summary.get("written")
+    if not written or written.get("scheme") not in SCHEMES:
+        raise UserError(f"run {folder.name} ({summary.get('workload')}) is not a load verify knows: "
+                        "verify checks what sql-inserts and kv-load wrote")
+    params = _json(folder / "params.json")
+    n = int(params.get("generators", 1))
+    parts = [folder] if n == 1 else [folder / "generators" / f"g{i}" for i in range(1, n + 1)]
+    if n > 1 and list(params.get("execution_segments", {}).values()) != \
+            [f"{'0' if i == 0 else f'{i}/{n}'}:{'1' if i == n - 1 else f'{i + 1}/{n}'}" for i in range(n)]:
+        raise UserError(f"run {folder.name}: verify knows N equal execution segments, not "
+                        f"{params.get('execution_segments')}")
+    counts, interrupted, unacked = [], 0, set()
+    for part in parts:
+        stopped, failed = _log_facts(_read(part / "k6.log", "k6's log"))
+        inserts = _json(part / "summary.json").get("ops", {}).get("insert", {}).get("count", 0)
+        counts.append(inserts + stopped)
+        interrupted += stopped
+        unacked |= failed
+    return {"written": written, "attempted": Attempted(counts, int(written["rows_per_iteration"])),
+            "interrupted": interrupted, "unacked": unacked}
 
 
 def _connect(written: dict, node: str | None):
@@ -136,8 +186,8 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
     p = plan(folder)
     w = p["written"]
     keys = SCHEMES[w["scheme"]](w)
-    rows = p["rows_per_iteration"]
-    attempted = (p["inserts"] + p["interrupted"]) * rows
+    attempted = p["attempted"]
+    rows = attempted.rows
     table = sql.Identifier(w["table"])
     c = {k: Count() for k in ("present", "lost", "unknown_present", "unknown_absent", "wrong_value", "duplicates",
                              "unexpected")}
@@ -145,13 +195,14 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
         exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [w["table"]]).fetchone()[0]
         if not exists:
             raise UserError(f"table {w['table']!r} does not exist in database {w['database']!r}")
-        for start in range(0, attempted, chunk):
-            want = [keys.key(n) for n in range(start, min(attempted, start + chunk))]
+        indexes = attempted.indexes()
+        while batch := list(itertools.islice(indexes, chunk)):
+            want = [keys.key(n) for n in batch]
             got: dict[str, list] = {}
             for k, v in conn.execute(sql.SQL("SELECT k, v FROM {} WHERE k = ANY(%s)").format(table), [want]):
                 got.setdefault(k, []).append(v)
-            for i, k in enumerate(want):
-                n, vs = start + i, got.get(k)
+            for n, k in zip(batch, want):
+                vs = got.get(k)
                 if not vs:
                     c["unknown_absent" if n in p["unacked"] else "lost"].add(k, show)
                     continue
@@ -169,7 +220,7 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
                         [len(w["prefix"]) + 1, w["prefix"] + ":"])
             for (k,) in cur:
                 n = keys.index(k)
-                if n is None or n >= attempted:
+                if n is None or n not in attempted:
                     c["unexpected"].add(k, show)
     # Interrupted iterations' keys are unknown too, but which they are is not
     # logged: up to that many of the missing keys may be theirs.
@@ -177,8 +228,9 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
     lost_at_least = max(0, c["lost"].n - maybe_interrupted)
     ok = lost_at_least == 0 and not any(c[k].n for k in ("wrong_value", "duplicates", "unexpected"))
     return {
-        "testid": folder.name, "workload_keys": w, "attempted_keys": attempted,
-        "acknowledged_keys": attempted - len(p["unacked"]) - maybe_interrupted,
+        "testid": folder.name, "workload_keys": w, "attempted_keys": len(attempted),
+        "generators": len(attempted.counts),
+        "acknowledged_keys": len(attempted) - len(p["unacked"]) - maybe_interrupted,
         "unacknowledged_keys": len(p["unacked"]), "interrupted_iterations": p["interrupted"],
         "lost_at_least": lost_at_least, "ok": ok,
         **{k: {"count": v.n, "examples": v.examples} for k, v in c.items()},
