@@ -52,7 +52,8 @@ def specs(rng: str) -> list[Spec]:
              ("instance", "device"),
              {"r/s": disk("node_disk_reads_completed_total"), "w/s": disk("node_disk_writes_completed_total")},
              NEEDS_NODE),
-        Spec("block_cache", "block cache hits and misses/s per tablet server (seed 004)", "blocks/s", ("exported_instance",),
+        Spec("block_cache", "block cache hits and misses/s per tablet server (seed 004)", "blocks/s",
+             ("exported_instance",),
              {"hits/s": cache("rocksdb_block_cache_hit"), "misses/s": cache("rocksdb_block_cache_miss")}, NEEDS_YB),
     ]
 
@@ -147,7 +148,8 @@ def iostat_table(run: dict, prom) -> tuple[list[dict], list[str]]:
         vals: dict[tuple, dict] = {}
         for s in prom.instant(values_q, t):
             m = s["metric"]
-            vals.setdefault((m.get("instance", ""), m.get("device", "")), {})[names_of[m["__name__"]]] = float(s["value"][1])
+            key = (m.get("instance", ""), m.get("device", ""))
+            vals.setdefault(key, {})[names_of[m["__name__"]]] = float(s["value"][1])
         times = {(s["metric"].get("instance", ""), s["metric"].get("device", "")): float(s["value"][1])
                  for s in prom.instant(time_q, t)}
         return vals, times
