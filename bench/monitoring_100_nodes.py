@@ -39,7 +39,8 @@ KINDS = ("master", "tserver", "ysql", "ycql", "node")
 _EXPORT_KIND = {"master_export": "master", "tserver_export": "tserver", "ysql_export": "ysql", "cql_export": "ycql"}
 SCRAPED = '{job=~"yugabytedb|node"}'
 PROMETHEUS = '{job="prometheus"}'
-console = Console(width=160)  # the tables unwrapped in logs and pipes
+CONFIG = REPO / "prometheus" / "prometheus.yml"
+console = Console(width=200)  # the tables unwrapped in logs and pipes
 
 
 def kind_of(metric: dict) -> str | None:
@@ -154,14 +155,14 @@ def measure(prom: Prometheus, cluster: ReplayedCluster, seconds: float, replay_c
 
 
 @contextlib.contextmanager
-def scraping(nodes: int, masters: int, block: int, root: Path, node_capture: Path):
+def scraping(nodes: int, masters: int, block: int, root: Path, node_capture: Path, config: Path = CONFIG):
     """The replayed cluster and a Prometheus scraping it, every target up
     and Prometheus' own counters scraped; yields both, then stops them."""
     root.mkdir(parents=True, exist_ok=True)
     cluster = ReplayedCluster(nodes, masters, block, root, node_capture)
     prom = None
     try:
-        prom = Prometheus(root / "prometheus", cluster.targets_args())
+        prom = Prometheus(root / "prometheus", cluster.targets_args(), config)
         # + 1: Prometheus scrapes itself (its memory and ingestion figures).
         wait_until(lambda: prom.all_targets_up(cluster.target_count + 1), "every target to be up", timeout=120)
         wait_until(lambda: prom.query(f"prometheus_tsdb_head_samples_appended_total{PROMETHEUS}"),
@@ -173,9 +174,10 @@ def scraping(nodes: int, masters: int, block: int, root: Path, node_capture: Pat
         cluster.stop()
 
 
-def run_phase(nodes: int, masters: int, minutes: float, block: int, root: Path, node_capture: Path) -> Measurement:
+def run_phase(nodes: int, masters: int, minutes: float, block: int, root: Path, node_capture: Path,
+              config: Path = CONFIG) -> Measurement:
     """Let Prometheus scrape the cluster for `minutes` once every target is up; measure."""
-    with scraping(nodes, masters, block, root, node_capture) as (cluster, prom):
+    with scraping(nodes, masters, block, root, node_capture, config) as (cluster, prom):
         start, cpu, first = time.monotonic(), os.times(), counters(prom)
         time.sleep(minutes * 60)
         elapsed = time.monotonic() - start
@@ -185,7 +187,18 @@ def run_phase(nodes: int, masters: int, minutes: float, block: int, root: Path, 
 
 
 def scrape_interval() -> str:
-    return yaml.safe_load((REPO / "prometheus" / "prometheus.yml").read_text())["global"]["scrape_interval"]
+    return yaml.safe_load(CONFIG.read_text())["global"]["scrape_interval"]
+
+
+def config_without_drop_rules(out: Path) -> Path:
+    """prometheus.yml less its `action: drop` metric relabel rules: the
+    reference that shows what they save. Everything else as it is."""
+    config = yaml.safe_load(CONFIG.read_text())
+    for job in config["scrape_configs"]:
+        if "metric_relabel_configs" in job:
+            job["metric_relabel_configs"] = [r for r in job["metric_relabel_configs"] if r.get("action") != "drop"]
+    out.write_text(yaml.safe_dump(config, sort_keys=False))
+    return out
 
 
 def _avg(xs: list[float]) -> float:
@@ -219,9 +232,12 @@ def kinds_table(ref: Measurement, big: Measurement) -> Table:
     return t
 
 
-def totals_table(ref: Measurement, big: Measurement, interval: str) -> Table:
+def totals_table(ref: Measurement, big: Measurement, interval: str, no_drop: Measurement | None = None) -> Table:
     t = Table(box=box.MARKDOWN, title=f"Prometheus, after {big.seconds / 60:.1f} min of scraping every {interval}")
-    for col in ("", f"{ref.nodes} node", f"{big.nodes} nodes", "ratio", f"per added node ({big.nodes - ref.nodes})"):
+    cols = ["", f"{ref.nodes} node", f"{big.nodes} nodes", "ratio", f"per added node ({big.nodes - ref.nodes})"]
+    if no_drop:
+        cols += [f"{no_drop.nodes} nodes, no drop rule", "drop saves"]
+    for col in cols:
         t.add_column(col, justify="left" if not col else "right", no_wrap=True)
     mib = 1 / 2**20
     rows = [
@@ -237,8 +253,12 @@ def totals_table(ref: Measurement, big: Measurement, interval: str) -> Table:
     for label, attr, scale, fmt in rows:
         a, b = getattr(ref, attr) * scale, getattr(big, attr) * scale
         per_node = (b - a) / (big.nodes - ref.nodes) if big.nodes > ref.nodes else float("nan")
-        t.add_row(label, fmt.format(a), fmt.format(b), f"{b / a:.1f}" if a else "-",
-                  "{:,.3f}".format(per_node) if "cores" in label else "{:,.1f}".format(per_node))
+        cells = [label, fmt.format(a), fmt.format(b), f"{b / a:.1f}" if a else "-",
+                 "{:,.3f}".format(per_node) if "cores" in label else "{:,.1f}".format(per_node)]
+        if no_drop:
+            c = getattr(no_drop, attr) * scale
+            cells += [fmt.format(c), f"{1 - b / c:.0%}" if c else "-"]
+        t.add_row(*cells)
     return t
 
 
@@ -248,11 +268,13 @@ def main() -> None:
     ap.add_argument("--masters", type=int, default=3, help="of them with a yb-master (3)")
     ap.add_argument("--minutes", type=float, default=3, help="scraping time per phase, after every target is up (3)")
     ap.add_argument("--block", type=int, default=100, help="nodes listen on 127.BLOCK.0.1-N (100)")
+    ap.add_argument("--no-drop-reference", action="store_true",
+                    help="a third phase: the same nodes without prometheus.yml's drop rules (what they save)")
     a = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="ybbench-monitoring-"))
     console.print(f"{platform.node()}: {os.cpu_count()} cores; working in {root}")
     try:
-        ref, big = run_both(a, root)
+        ref, big, no_drop = run_phases(a, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)  # the per-node captures alone are ~1.4 MB a node
     console.print(f"\n{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, Prometheus {_version()}; node_exporter "
@@ -260,16 +282,21 @@ def main() -> None:
                   f"i.e. the samples kept (less duplicates in the capture) plus the 5 Prometheus adds (up, scrape_*)\n")
     console.print(kinds_table(ref, big))
     console.print()
-    console.print(totals_table(ref, big, scrape_interval()))
+    console.print(totals_table(ref, big, scrape_interval(), no_drop))
 
 
-def run_both(a: argparse.Namespace, root: Path) -> tuple[Measurement, Measurement]:
+def run_phases(a: argparse.Namespace, root: Path) -> tuple[Measurement, Measurement, Measurement | None]:
     node_capture = capture_node_exporter(root)
     console.print(f"reference: 1 node, {a.minutes} min")
     ref = run_phase(1, 1, a.minutes, a.block, root / "reference", node_capture)
     console.print(f"{a.nodes} nodes, {a.masters} masters, {a.minutes} min")
     big = run_phase(a.nodes, a.masters, a.minutes, a.block, root / f"nodes-{a.nodes}", node_capture)
-    return ref, big
+    no_drop = None
+    if a.no_drop_reference:
+        console.print(f"{a.nodes} nodes without the drop rules, {a.minutes} min")
+        config = config_without_drop_rules(root / "prometheus-without-drop-rules.yml")
+        no_drop = run_phase(a.nodes, a.masters, a.minutes, a.block, root / "no-drop", node_capture, config)
+    return ref, big, no_drop
 
 
 def _version() -> str:

@@ -94,9 +94,9 @@ class Prometheus:
     """A Prometheus running the project's prometheus.yml unchanged: the
     config and rules are linked in, only the target files are rendered."""
 
-    def __init__(self, root: Path, targets_args: list[str]):
+    def __init__(self, root: Path, targets_args: list[str], config: Path = REPO / "prometheus" / "prometheus.yml"):
         root.mkdir(parents=True, exist_ok=True)
-        (root / "prometheus.yml").symlink_to(REPO / "prometheus" / "prometheus.yml")
+        (root / "prometheus.yml").symlink_to(config)  # another only for a benchmark's reference
         (root / "rules").symlink_to(REPO / "prometheus" / "rules")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

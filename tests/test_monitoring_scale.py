@@ -14,19 +14,20 @@ import pytest
 import yaml
 from rich.console import Console
 
-from bench.monitoring_100_nodes import counters, kinds_table, measure, scraping, totals_table
+from bench.monitoring_100_nodes import (CONFIG, config_without_drop_rules, counters, kinds_table, measure, scraping,
+                                        totals_table)
 from bench.replayed_cluster import YB_ENDPOINTS, capture_node_exporter
 
-from .stack import CAPTURES, REPO, wait_until
+from .stack import CAPTURES, wait_until
 
 NODES, MASTERS = 5, 3
 EXPORT_TYPES = {"master": "master_export", "tserver": "tserver_export", "ysql": "ysql_export", "ycql": "cql_export"}
 ADDED_PER_TARGET = 5  # up, scrape_duration_seconds, scrape_samples_scraped, _post_metric_relabeling, scrape_series_added
 
 
-def drop_rules(job: str) -> list[re.Pattern]:
+def drop_rules(job: str, config_file: Path = CONFIG) -> list[re.Pattern]:
     """The job's `action: drop` rules on __name__, anchored as Prometheus anchors them."""
-    config = yaml.safe_load((REPO / "prometheus" / "prometheus.yml").read_text())
+    config = yaml.safe_load(config_file.read_text())
     (scrape,) = [c for c in config["scrape_configs"] if c["job_name"] == job]
     return [re.compile(f"^(?:{r['regex']})$") for r in scrape.get("metric_relabel_configs", [])
             if r.get("action") == "drop" and r["source_labels"] == ["__name__"]]
@@ -107,3 +108,15 @@ def test_the_tables_show_the_measurement(small_cluster):
     text = console.export_text()
     assert f"{NODES}/{NODES}" in text and f"{MASTERS}/{MASTERS}" in text
     assert f"{m.head_series:,.0f}" in text
+
+
+def test_the_no_drop_reference_lacks_only_the_drop_rules(tmp_path):
+    variant = yaml.safe_load(config_without_drop_rules(tmp_path / "prometheus.yml").read_text())
+    config = yaml.safe_load(CONFIG.read_text())
+    assert drop_rules("yugabytedb") and not drop_rules("yugabytedb", tmp_path / "prometheus.yml")
+    for job, kept in zip(config["scrape_configs"], variant["scrape_configs"], strict=True):
+        rules = job.pop("metric_relabel_configs", [])
+        assert kept.pop("metric_relabel_configs", []) == [r for r in rules if r.get("action") != "drop"]
+        assert kept == job
+    assert {k: v for k, v in variant.items() if k != "scrape_configs"} == \
+        {k: v for k, v in config.items() if k != "scrape_configs"}
