@@ -3,10 +3,11 @@ scrapes a 100-node YugabyteDB cluster replayed from the real 2.23.1
 captures (bench/replayed_cluster.py), for a few minutes. A benchmark, not
 a test: it prints a table.
 
-    python3 -m bench.monitoring_100_nodes [--nodes 100] [--minutes 3]
+    python3 -m bench.monitoring_100_nodes [--nodes 100] [--minutes 3] [--no-drop-reference]
 
 The reference, measured in the same run just before: the same for one node
-(one master). Per kind of endpoint: series per target, samples scraped and
+(one master); with --no-drop-reference also the N nodes once more, scraped
+with prometheus.yml less its drop rules (what they save). Per kind of endpoint: series per target, samples scraped and
 kept after metric_relabel_configs, scrape duration; in total: head series,
 samples appended per second, Prometheus' RSS, Go heap and CPU. The config
 is linked in unchanged (tests/stack.py Prometheus): only the target files
@@ -141,7 +142,7 @@ def measure(prom: Prometheus, cluster: ReplayedCluster, seconds: float, replay_c
     kinds = {}
     for kind in KINDS:
         up = values["up"].get(kind, [])
-        kinds[kind] = KindStats(len(up), int(sum(up)), *(values[n].get(kind, []) for n in list(queries)[1:]))
+        kinds[kind] = KindStats(len(up), int(sum(up)), **{n: values[n].get(kind, []) for n in list(queries)[1:]})
     return Measurement(
         nodes=len(cluster.hosts), masters=len(cluster.masters), seconds=seconds, kinds=kinds,
         head_series=_scalar(prom, f"last_over_time(prometheus_tsdb_head_series{PROMETHEUS}[1m])"),
