@@ -104,7 +104,8 @@ def counters(prom: Prometheus) -> dict[str, tuple[float, float]]:
     time: rates over the measured window from two readings are exact,
     where rate()[1m] extrapolates over a window younger than a minute."""
     out = {}
-    for name, metric in (("samples", "prometheus_tsdb_head_samples_appended_total"), ("cpu", "process_cpu_seconds_total")):
+    for name, metric in (("samples", "prometheus_tsdb_head_samples_appended_total"),
+                         ("cpu", "process_cpu_seconds_total")):
         # The raw samples of the past minute; the last of each series (one
         # per sample type, all from the same scrape).
         series = prom.query(f"{metric}{PROMETHEUS}[1m]")

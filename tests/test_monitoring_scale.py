@@ -22,7 +22,8 @@ from .stack import CAPTURES, wait_until
 
 NODES, MASTERS = 5, 3
 EXPORT_TYPES = {"master": "master_export", "tserver": "tserver_export", "ysql": "ysql_export", "ycql": "cql_export"}
-ADDED_PER_TARGET = 5  # up, scrape_duration_seconds, scrape_samples_scraped, _post_metric_relabeling, scrape_series_added
+# up, scrape_duration_seconds, scrape_samples_scraped, _post_metric_relabeling, scrape_series_added
+ADDED_PER_TARGET = 5
 
 
 def drop_rules(job: str, config_file: Path = CONFIG) -> list[re.Pattern]:
@@ -52,8 +53,9 @@ def small_cluster(binaries, tmp_path_factory):
     with scraping(NODES, MASTERS, random.randint(150, 250), root, node_capture) as (cluster, prom):
         start = counters(prom)
         # Two scrapes of every target, so avg/max over time have something to average.
-        wait_until(lambda: min(float(s["value"][1]) for s in prom.query('count_over_time(up{job=~"yugabytedb|node"}[1m])'))
-                   >= 2, "two scrapes of every target", timeout=30)
+        scrapes = 'count_over_time(up{job=~"yugabytedb|node"}[1m])'
+        wait_until(lambda: min(float(s["value"][1]) for s in prom.query(scrapes)) >= 2, "two scrapes of every target",
+                   timeout=30)
         yield cluster, prom, node_capture, measure(prom, cluster, 15, 0.0, start)
 
 
