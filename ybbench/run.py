@@ -185,7 +185,9 @@ def run(
 
     env = k6_env(knobs)
     default_driver(k6, env)
-    cmd = [k6, "run", "--no-color", "--tag", f"testid={testid}"]
+    # k6's REST API on a free loopback port: runs at the same time (sweeps,
+    # generators, tests) would otherwise fight over 127.0.0.1:6565.
+    cmd = [k6, "run", "--no-color", "--address", env.get("K6_ADDRESS", "127.0.0.1:0"), "--tag", f"testid={testid}"]
     if prometheus:
         env.update(
             K6_PROMETHEUS_RW_SERVER_URL=f"{prometheus.rstrip('/')}/api/v1/write",
