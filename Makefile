@@ -24,4 +24,4 @@ bench: deps build
 
 bench-monitoring: deps build
 	python3 -m pip install -q -e '.[bench]'
-	python3 -m bench.monitoring_100_nodes --minutes $(or $(MINUTES),3)
+	python3 -m bench.monitoring_100_nodes --minutes $(or $(MINUTES),3) --no-drop-reference
