@@ -197,7 +197,7 @@ def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom,
         ("remove", "yb-tserver-4", True)]
     summary = json.loads((results / testid / "summary.json").read_text())
     assert summary["errors"] > 0 and summary["rows_written"] > 100
-    assert eventually(lambda: prom.value(f'min_over_time(up{{instance="yb-tserver-2:9000"}}[2m])') == 0,
+    assert eventually(lambda: prom.value('min_over_time(up{instance="yb-tserver-2:9000"}[2m])') == 0,
                       "yb-tserver-2 seen down")
     loki = LokiApi(loki_url)
     marked = eventually(lambda: loki.lines(f'{{job="ybbench", kind="event", testid="{testid}"}}'),

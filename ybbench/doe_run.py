@@ -31,7 +31,6 @@ from .doe_plan import LOADER, MIXED, OWN_KNOBS, Row, RunSpec
 from .errors import UserError
 from .files import staged_dir, write_json
 from .progress import RunProgress
-from .services import check_ready
 
 DESIGN_ID = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")  # leaves room for -r<run>-<replication> in a testid
 
@@ -135,11 +134,7 @@ def plan(path: str, *, design_id: str | None, resume: str | None, results: Path,
         raise UserError(f"{p.folder} exists: a design id is used once (or --resume {did})")
     if out is None and (p.folder / "analysis").exists():
         raise UserError(f"{p.folder / 'analysis'} exists: this design is finished and analysed")
-    run_mod.k6_binary()
-    if prometheus:
-        check_ready("Prometheus", prometheus, "/-/ready")
-    if loki:
-        check_ready("Loki", loki, "/ready")
+    run_mod.check_services(prometheus, loki)
     return p
 
 

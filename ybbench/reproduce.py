@@ -26,7 +26,6 @@ from .experiment_file import Experiment, Phase, load
 from .files import staged_dir, write_json
 from .progress import RunProgress
 from .scale_file import ADDRESS
-from .services import check_ready
 from .sweep import SWEEP_ID, _show, seconds
 
 EXPERIMENTS = run_mod.REPO / "experiments"
@@ -139,9 +138,7 @@ def plan(seed: str, *, duration: str | None, settings: list[str], rid: str | Non
         _check_resume(p)
     elif p.folder.exists():
         raise UserError(f"{p.folder} exists: a reproduce id is used once (or --resume {rid})")
-    run_mod.k6_binary()
-    if prometheus:
-        check_ready("Prometheus", prometheus, "/-/ready")
+    run_mod.check_services(prometheus)
     return p
 
 

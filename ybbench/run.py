@@ -119,6 +119,16 @@ def default_driver(k6: str, env: dict[str, str]) -> None:
         env["DB_DRIVER"] = "pgx"
 
 
+def check_services(prometheus: str | None, loki: str | None = None) -> None:
+    """Before any load: k6 is there, and so are the Prometheus and Loki a
+    run will write to."""
+    k6_binary()
+    if prometheus:
+        check_ready("Prometheus", prometheus, "/-/ready")
+    if loki:
+        check_ready("Loki", loki, "/ready")
+
+
 def k6_binary() -> str:
     k6 = os.environ.get("K6") or shutil.which("k6")
     if not k6:

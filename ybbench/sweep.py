@@ -22,7 +22,6 @@ from . import saturation
 from .errors import UserError
 from .files import staged_dir, write_json
 from .progress import RunProgress
-from .services import check_ready
 
 DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
 UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
@@ -137,11 +136,7 @@ def plan(workload: str, *, vus: str | None, rate: str | None, max_vus: int | Non
         _check_resume(p)
     elif p.folder.exists():
         raise UserError(f"{p.folder} exists: a sweep id is used once (or --resume {sid})")
-    run_mod.k6_binary()
-    if prometheus:
-        check_ready("Prometheus", prometheus, "/-/ready")
-    if loki:
-        check_ready("Loki", loki, "/ready")
+    run_mod.check_services(prometheus, loki)
     return p
 
 
