@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from . import charts, run as run_mod, usl
 from .errors import UserError
 from .files import staged_dir, write_json
+from .progress import RunProgress
 from .scale_file import Cluster, Measurements, Point, load_clusters, load_results
 
 ONE_HOST = "{n} nodes on one host: the fit describes this host, not a cluster"
@@ -207,7 +209,7 @@ def from_runs(workload: str, clusters_file: str, *, vus_per_node: int, duration:
             raise UserError(f"run id {t!r} (--testid + cluster name): use 1-64 letters, digits, . _ -")
         if (runs_dir / t).exists():
             raise UserError(f"{runs_dir / t} exists: a run id is used once")
-    run_mod.k6_binary()
+    run_mod.check_services(prometheus)
     one_host = one_host_note(clusters)
     if one_host:
         print(f"NOTE: {one_host}", flush=True)
@@ -218,7 +220,10 @@ def from_runs(workload: str, clusters_file: str, *, vus_per_node: int, duration:
         sets = [f"{k}={v}" for k, v in knobs.items()] + [
             f"YSQL_NODES={','.join(c.ysql_nodes)}", f"VUS={vus_per_node * c.nodes}", f"DURATION={duration}"]
         try:
-            r = run_mod.run(workload, testid=t, results=runs_dir, prometheus=prometheus, settings=sets, quiet=quiet)
+            # The live line (phase, elapsed, ops/s) where k6's own output is kept to its log.
+            with RunProgress(f"cluster {c.name}: {workload}, {duration}") if quiet else nullcontext() as live:
+                r = run_mod.run(workload, testid=t, results=runs_dir, prometheus=prometheus, settings=sets,
+                                quiet=quiet, on_line=live.feed if live else None)
         except UserError as e:
             kept = f"; the runs before it are kept in {runs_dir}" if runs else ""
             raise UserError(f"cluster {c.name} ({', '.join(c.ysql_nodes)}): {e}{kept}") from None
