@@ -69,8 +69,13 @@ class Postgres:
 
     def serve(self) -> None:
         """Start (or restart) the server on its data folder."""
-        run_checked(["runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(self.datadir), "-o",
-                     self.options, "-l", str(self.log_dir / "postgres.log"), "-w", "start"])
+        log = self.log_dir / "postgres.log"
+        try:
+            run_checked(["runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(self.datadir), "-o",
+                         self.options, "-l", str(log), "-w", "start"])
+        except RuntimeError as e:  # pg_ctl says "examine the log": show it
+            tail = log.read_text(errors="replace").splitlines()[-15:] if log.exists() else []
+            raise RuntimeError("\n".join([str(e), f"{log}:", *tail])) from None
 
     def env(self, password: str | None = None) -> dict:
         """Environment for clients: the password travels in PGPASSWORD only."""
