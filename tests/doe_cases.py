@@ -69,3 +69,12 @@ def ybbench_doe(*args: str) -> Done:
     p = subprocess.run([sys.executable, "-m", "ybbench", "doe", *map(str, args)], cwd=REPO,
                        capture_output=True, text=True, timeout=300)
     return Done(p.returncode, p.stdout, p.stderr)
+
+
+def drop(*path):
+    """An edit of a design file: delete the key at path."""
+    def edit(d):
+        for key in path[:-1]:
+            d = d[key]
+        del d[path[-1]]
+    return edit

@@ -10,7 +10,7 @@ import pytest
 
 from ybbench.cli import main
 
-from .doe_cases import edited_seed, jain, write, ybbench_doe
+from .doe_cases import drop, edited_seed, jain, write, ybbench_doe
 
 
 def rows(d):
@@ -19,14 +19,6 @@ def rows(d):
 
 def set_row(i, **kw):
     return lambda d: rows(d)[i].update(kw)
-
-
-def drop(*path):
-    def edit(d):
-        for key in path[:-1]:
-            d = d[key]
-        del d[path[-1]]
-    return edit
 
 
 # (edit of the seed file, the message the error must contain)

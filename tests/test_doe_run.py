@@ -22,6 +22,7 @@ from scipy import stats
 
 from ybbench.cli import main
 
+from .doe_cases import drop
 from .stack import BIN, REPO, wait_until
 
 EXAMPLE = REPO / "experiments" / "seed-002-esle-local.yaml"
@@ -229,14 +230,6 @@ def run_section(**kw):
 
 def factor(letter, mapping):
     return lambda d: d["run"]["factors"].__setitem__(letter, mapping)
-
-
-def drop(*path):
-    def edit(d):
-        for key in path[:-1]:
-            d = d[key]
-        del d[path[-1]]
-    return edit
 
 
 # (edit of the example, the message the error must contain)

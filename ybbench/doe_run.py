@@ -29,10 +29,10 @@ from . import run as run_mod
 from .doe_file import DesignFile, load
 from .doe_plan import LOADER, MIXED, OWN_KNOBS, Row, RunSpec
 from .errors import UserError
-from .files import staged_dir, write_json
+from .files import keeps_finished, staged_dir, write_json
 from .progress import RunProgress
 
-DESIGN_ID = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")  # leaves room for -r<run>-<replication> in a testid
+DESIGN_ID_MAX = 40  # leaves room for -r<run>-<replication> in a 64-char testid
 
 
 @dataclass
@@ -119,12 +119,9 @@ def plan(path: str, *, design_id: str | None, resume: str | None, results: Path,
             raise UserError(f"{path}: run.response {spec.response}: run {mixed[0].run} ({mixed[0].workload}) may mix "
                             "ops, whose latencies are in its summary only with OP_LATENCY_SUMMARY=on "
                             "(run.knobs) or with --prometheus")
-    if design_id and resume:
-        raise UserError("--id and --resume: give one")
-    did = resume or design_id or f"{re.sub(r'[^A-Za-z0-9_.-]', '-', df.name)[:24]}-{time.strftime('%Y%m%dT%H%M%S')}"
-    opt = "--resume" if resume else "--id"
-    if not DESIGN_ID.match(did):
-        raise UserError(f"{opt} {did!r}: use 1-40 letters, digits, . _ -")
+    did = run_mod.series_id(design_id, resume,
+                            f"{re.sub(r'[^A-Za-z0-9_.-]', '-', df.name)[:24]}-{time.strftime('%Y%m%dT%H%M%S')}",
+                            DESIGN_ID_MAX)
     seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2 ** 31)
     p = Plan(df, spec, did, results, knobs, prometheus, loki, bool(resume), seed, [])
     p.order = shuffled(jobs(did, spec), seed)
@@ -238,7 +235,7 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
         doc["status"] = "complete" if len(doc["runs"]) == n else "running"
         write_json(where / "doe.json", doc)
 
-    try:
+    with keeps_finished(folder, doc, "doe.json", "runs", p.design_id):
         if p.spec.load and p.load_record is None:
             ld = p.spec.load
             with unit() as where:
@@ -266,14 +263,6 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
             errors = f", {rec['errors']} errors" if rec["errors"] else ""
             say(f"{head}: {job.row.workload}, {p.spec.response} = {rec['y']:.6g}{errors} "
                 f"({time.time() - started:.0f} s)")
-    except BaseException as e:
-        if folder.exists():
-            doc["status"] = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {e}"
-            write_json(folder / "doe.json", doc)
-            if isinstance(e, UserError):
-                raise UserError(f"{e} (the finished runs are kept in {folder}: --resume {p.design_id} "
-                                "to go on)") from None
-        raise
     save(folder)  # a resume that found every run finished
     code = 99 if any(r["k6_exit_code"] == 99 for r in doc["runs"].values()) else 0
     return doc, code

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from .errors import UserError
+
 
 def write_json(path: Path, data: object) -> None:
     """Write JSON atomically: a temporary file in the same folder, then rename."""
@@ -38,4 +40,21 @@ def staged_dir(final: Path) -> Iterator[Path]:
         os.rename(stage, final)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+@contextmanager
+def keeps_finished(folder: Path, doc: dict, name: str, what: str, series_id: str) -> Iterator[None]:
+    """Around the runs of a resumable series (sweep, doe --run, reproduce):
+    on a failure or Ctrl-C after its folder appeared, its record `name` says
+    so, and a UserError says where the finished `what` are and how to go on."""
+    try:
+        yield
+    except BaseException as e:
+        if folder.exists():
+            doc["status"] = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {e}"
+            write_json(folder / name, doc)
+            if isinstance(e, UserError):
+                raise UserError(f"{e} (the finished {what} are kept in {folder}: --resume {series_id} "
+                                "to go on)") from None
         raise

@@ -23,10 +23,10 @@ from . import expected
 from . import run as run_mod
 from .errors import UserError
 from .experiment_file import Experiment, Phase, load
-from .files import staged_dir, write_json
+from .files import keeps_finished, staged_dir, write_json
 from .progress import RunProgress
 from .scale_file import ADDRESS
-from .sweep import SWEEP_ID, _show, seconds
+from .sweep import SWEEP_ID_MAX, _show, seconds
 
 EXPERIMENTS = run_mod.REPO / "experiments"
 # Seeds whose file holds published results to analyse, not phases to run.
@@ -114,12 +114,8 @@ def plan(seed: str, *, duration: str | None, settings: list[str], rid: str | Non
     if bad:
         raise UserError(f"--set YSQL_NODES={ysql_nodes}: {bad[0]!r} is not host:port (the node count comes from it)")
     local = expected.Local.from_knobs(ysql_nodes, cores_per_node)
-    if rid and resume:
-        raise UserError("--id and --resume: give one")
-    rid = resume or rid or f"reproduce-{key or exp.name[:20]}-{time.strftime('%Y%m%dT%H%M%S')}"
-    opt = "--resume" if resume else "--id"
-    if not SWEEP_ID.match(rid):
-        raise UserError(f"{opt} {rid!r}: use 1-48 letters, digits, . _ -")
+    rid = run_mod.series_id(rid, resume, f"reproduce-{key or exp.name[:20]}-{time.strftime('%Y%m%dT%H%M%S')}",
+                            SWEEP_ID_MAX)
     if "VUS" in knobs and not re.fullmatch(r"[1-9][0-9]*", knobs["VUS"]):
         raise UserError(f"--set VUS={knobs['VUS']}: expected a positive whole number")
     phases = []
@@ -224,20 +220,12 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
         ops = ", ".join(f"{op} {x:.1f} ops/s" for op, x in doc["phases"][-1]["ops_per_s"].items())
         say(f"phase {i}/{n} {ph.name}: {ops}, errors {summary['errors']}")
 
-    try:
+    with keeps_finished(p.folder, doc, "reproduce.json", "phases", p.rid):
         if not p.resume:
             with staged_dir(p.folder) as stage:  # the folder appears with its first phase
                 phase(stage)
         while todo:
             phase(p.folder)
-    except BaseException as ex:
-        if p.folder.exists():
-            doc["status"] = "interrupted" if isinstance(ex, KeyboardInterrupt) else f"failed: {ex}"
-            write_json(p.folder / "reproduce.json", doc)
-            if isinstance(ex, UserError):
-                raise UserError(f"{ex} (the finished phases are kept in {p.folder}: "
-                                f"--resume {p.rid} to go on)") from None
-        raise
     return doc, 99 if any(ph["k6_exit_code"] == 99 for ph in doc["phases"]) else 0
 
 

@@ -119,14 +119,15 @@ def default_driver(k6: str, env: dict[str, str]) -> None:
         env["DB_DRIVER"] = "pgx"
 
 
-def check_services(prometheus: str | None, loki: str | None = None) -> None:
-    """Before any load: k6 is there, and so are the Prometheus and Loki a
-    run will write to."""
-    k6_binary()
+def check_services(prometheus: str | None, loki: str | None = None) -> str:
+    """Before any load: k6 is there (its path is returned), and so are the
+    Prometheus and Loki a run will write to."""
+    k6 = k6_binary()
     if prometheus:
         check_ready("Prometheus", prometheus, "/-/ready")
     if loki:
         check_ready("Loki", loki, "/ready")
+    return k6
 
 
 def k6_binary() -> str:
@@ -141,6 +142,18 @@ class RunResult:
     testid: str
     folder: Path
     exit_code: int
+
+
+def series_id(given: str | None, resume: str | None, default: str, most: int) -> str:
+    """The id of a series of runs (sweep, doe --run, reproduce): --id, the
+    --resume'd one, or a default; at most `most` characters, leaving room
+    for each run's suffix in its 64-character testid."""
+    if given and resume:
+        raise UserError("--id and --resume: give one")
+    sid = resume or given or default
+    if not re.fullmatch(rf"[A-Za-z0-9_.-]{{1,{most}}}", sid):
+        raise UserError(f"{'--resume' if resume else '--id'} {sid!r}: use 1-{most} letters, digits, . _ -")
+    return sid
 
 
 def parse_settings(settings: list[str]) -> dict[str, str]:
@@ -184,11 +197,7 @@ def run(
             raise UserError("--event: faults are timed from one k6 process; use --generators 1")
         planned = ev.parse(list(events), knobs.get("DURATION"))
         ev.check_compose()
-    k6 = k6_binary()
-    if prometheus:
-        check_ready("Prometheus", prometheus, "/-/ready")
-    if loki:
-        check_ready("Loki", loki, "/ready")
+    k6 = check_services(prometheus, loki)
     final = results / testid
     if final.exists():
         raise UserError(f"{final} exists: a run id is used once")

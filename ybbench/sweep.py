@@ -20,12 +20,12 @@ from pathlib import Path
 from . import run as run_mod
 from . import saturation
 from .errors import UserError
-from .files import staged_dir, write_json
+from .files import keeps_finished, staged_dir, write_json
 from .progress import RunProgress
 
 DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
 UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
-SWEEP_ID = re.compile(r"^[A-Za-z0-9_.-]{1,48}$")  # leaves room for -vus<N>/-rate<R> in a 64-char testid
+SWEEP_ID_MAX = 48  # leaves room for -vus<N>/-rate<R> in a 64-char testid
 
 
 def seconds(opt: str, text: str) -> float:
@@ -122,12 +122,7 @@ def plan(workload: str, *, vus: str | None, rate: str | None, max_vus: int | Non
                         "sweep offered rates with --rate")
     steps = (parse_steps("--rate", rate) if rate is not None else parse_steps("--vus", vus) if vus is not None
              else doubling(max_vus or 64))
-    if sweep_id and resume:
-        raise UserError("--id and --resume: give one")
-    sid = resume or sweep_id or f"sweep-{workload}-{time.strftime('%Y%m%dT%H%M%S')}"
-    opt = "--resume" if resume else "--id"
-    if not SWEEP_ID.match(sid):
-        raise UserError(f"{opt} {sid!r}: use 1-48 letters, digits, . _ -")
+    sid = run_mod.series_id(sweep_id, resume, f"sweep-{workload}-{time.strftime('%Y%m%dT%H%M%S')}", SWEEP_ID_MAX)
     p = Plan(sid, workload, mode, steps, step_duration, knobs, results, prometheus, loki, resume=bool(resume))
     for n in steps:
         if not run_mod.TESTID.match(p.step_id(n)):
@@ -294,21 +289,13 @@ def execute(p: Plan, say=print) -> tuple[dict, int]:
         doc["status"] = "running" if todo else "stopped early" if doc["stopped_early"] else "complete"
         write_json(where / "sweep.json", doc)
 
-    try:
+    with keeps_finished(folder, doc, "sweep.json", "steps", p.sweep_id):
         if not p.resume:
             # The folder appears with its first finished step, or not at all.
             with staged_dir(folder) as stage:
                 step(stage)
         while todo:
             step(folder)
-    except BaseException as e:
-        if folder.exists():
-            doc["status"] = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {e}"
-            write_json(folder / "sweep.json", doc)
-            if isinstance(e, UserError):
-                raise UserError(f"{e} (the finished steps are kept in {folder}: --resume {p.sweep_id} "
-                                "to go on)") from None
-        raise
     code = 99 if any(s["k6_exit_code"] == 99 for s in doc["steps"]) else 0
     return doc, code
 
