@@ -12,8 +12,10 @@ from .exporters import start_postgres_exporter
 from .stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, Prometheus, free_port, wait_until
 
 # Every k6 the tests start, directly or through ybbench, sends no usage
-# report (k6 posts one to Grafana after each run otherwise).
+# report (k6 posts one to Grafana after each run otherwise) and never asks
+# Grafana's build service for a binary (ybbench/run.py K6_QUIET_ENV).
 os.environ["K6_NO_USAGE_REPORT"] = "true"
+os.environ["K6_AUTO_EXTENSION_RESOLUTION"] = "false"
 
 NEEDED = ("k6", "k6-official", "prometheus", "promtool", "node_exporter", "loki", "promtail", "docker-compose")
 

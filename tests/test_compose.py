@@ -110,6 +110,7 @@ def test_the_k6_build_and_its_services(project):
         for version in (args["K6_VERSION"], args["XK6_SQL_VERSION"], args["XK6_SQL_DRIVER_POSTGRES_VERSION"]):
             assert version in k6["image"], (version, k6["image"])
         assert k6["environment"]["K6_NO_USAGE_REPORT"] == "true"
+        assert k6["environment"]["K6_AUTO_EXTENSION_RESOLUTION"] == "false"
         assert k6["environment"]["K6_PROMETHEUS_RW_SERVER_URL"] == "http://prometheus:9090/api/v1/write"
     args = s["k6"]["build"]["args"]
     assert args["K6_VERSION"].startswith("v2.")  # current xk6-sql needs k6 v2

@@ -159,3 +159,14 @@ def test_k6_sends_no_usage_report_unless_asked(monkeypatch):
     assert k6_env({})["K6_NO_USAGE_REPORT"] == "true"
     monkeypatch.setenv("K6_NO_USAGE_REPORT", "false")
     assert k6_env({})["K6_NO_USAGE_REPORT"] == "false"
+
+
+def test_k6_asks_no_build_service_for_a_binary_unless_asked(monkeypatch):
+    """A k6 without an extension a script imports would ask Grafana's build
+    service for one (automatic extension resolution): off, unless the user
+    turns it on."""
+    from ybbench.run import k6_env
+    monkeypatch.delenv("K6_AUTO_EXTENSION_RESOLUTION", raising=False)
+    assert k6_env({})["K6_AUTO_EXTENSION_RESOLUTION"] == "false"
+    monkeypatch.setenv("K6_AUTO_EXTENSION_RESOLUTION", "true")
+    assert k6_env({})["K6_AUTO_EXTENSION_RESOLUTION"] == "true"

@@ -40,7 +40,8 @@ WORKLOAD_KNOBS = {w: {"KEY_PREFIX": "k8s-load-1", "MAX_WRITTEN_KEY": "1000000"} 
 WORKLOAD_KNOBS["ycsb-analytic"] = {"VUS": "1"}
 # Environment names a runner may set besides the workload knobs.
 K6_ENV = {"K6_PROMETHEUS_RW_SERVER_URL", "K6_PROMETHEUS_RW_PUSH_INTERVAL",
-          "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "K6_NO_USAGE_REPORT", "PGPASSWORD"}
+          "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "K6_NO_USAGE_REPORT", "K6_AUTO_EXTENSION_RESOLUTION",
+          "PGPASSWORD"}
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +125,7 @@ def test_testrun_runs_our_image_with_remote_write_and_the_password_from_a_secret
     env = k6_operator.literal_env(testrun)
     assert env["K6_PROMETHEUS_RW_SERVER_URL"].endswith("/api/v1/write")
     assert env["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] == "true" and env["K6_NO_USAGE_REPORT"] == "true"
+    assert env["K6_AUTO_EXTENSION_RESOLUTION"] == "false"
     assert set(env) <= set(KNOBS) | K6_ENV, set(env) - set(KNOBS) - K6_ENV
     entries = {e["name"]: e for e in spec["runner"]["env"]}
     assert entries["PGPASSWORD"] == {"name": "PGPASSWORD",

@@ -24,7 +24,8 @@ K6_OFFICIAL = BIN / "k6-official"
 
 def k6(*args: str, cwd=REPO) -> subprocess.CompletedProcess:
     return subprocess.run([str(BIN / "k6"), *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={"K6_NO_USAGE_REPORT": "true", "PATH": "/usr/bin:/bin"})
+                          env={"K6_NO_USAGE_REPORT": "true", "K6_AUTO_EXTENSION_RESOLUTION": "false",
+                               "PATH": "/usr/bin:/bin"})
 
 
 def bundle(script, tmp_path) -> tuple[dict, dict]:
