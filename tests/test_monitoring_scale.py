@@ -56,6 +56,10 @@ def small_cluster(binaries, tmp_path_factory):
         scrapes = 'count_over_time(up{job=~"yugabytedb|node"}[1m])'
         wait_until(lambda: min(float(s["value"][1]) for s in prom.query(scrapes)) >= 2, "two scrapes of every target",
                    timeout=30)
+        # Rates come from two readings of Prometheus' own counters: the end
+        # needs a self-scrape later than the start's.
+        wait_until(lambda: counters(prom)["samples"][1] > start["samples"][1], "Prometheus to scrape itself again",
+                   timeout=30)
         yield cluster, prom, node_capture, measure(prom, cluster, 15, 0.0, start)
 
 
