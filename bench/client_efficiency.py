@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy
+
 from rich.console import Console
 from rich.table import Table
 
@@ -83,22 +85,48 @@ def pgbench(pg: Postgres, script: str, clients: int, seconds: int) -> Measure:
     return Measure(ops, ops / tps, cpu, rss)
 
 
-def k6(pg: Postgres, workload: str, driver: str, clients: int, seconds: int, **knobs) -> Measure:
+# k6 clients: (name, label, environment). "plain" is what any k6 with the
+# official extensions runs (Grafana Cloud k6); "pgx" adds our pgx driver
+# module; "native" also our native helpers (k6/x/ybbench), as `ybbench run`
+# and the compose k6 run. pgx and native side by side are the A/B of the
+# native helpers.
+K6_CLIENTS = {
+    "plain": ("k6 + xk6-sql + lib/pq", {"DB_DRIVER": "postgres", "YBBENCH_NATIVE": "0"}),
+    "pgx": ("k6 + xk6-sql + pgx", {"DB_DRIVER": "pgx", "YBBENCH_NATIVE": "0"}),
+    "native": ("k6 + pgx + k6/x/ybbench", {"DB_DRIVER": "pgx", "YBBENCH_NATIVE": "1"}),
+}
+
+
+def k6_command(pg: Postgres, workload: str, client: str, clients: int, seconds: int, summary: Path,
+               **knobs) -> tuple[list[str], dict]:
+    env = k6_env(pg.env())  # as `ybbench run` runs k6
+    env.update(K6_CLIENTS[client][1])
+    env.update(YSQL_NODES=f"127.0.0.1:{pg.port}", DB_USER=pg.user, DB_NAME=pg.database,
+               VUS=str(clients), DURATION=f"{seconds}s", **{k: str(v) for k, v in knobs.items()})
+    return [str(BIN / "k6"), "run", "--quiet", "--no-color", "--summary-export", str(summary),
+            str(REPO / "k6-scripts" / f"{workload}.js")], env
+
+
+def operations(metrics: dict, what: str) -> tuple[int, float]:
+    """Statements run, and the run's length: only iterations tagged with an
+    op count (an iteration that threw before its statement has none), and
+    SQL errors stop the benchmark."""
+    ops = sum(v["count"] for k, v in metrics.items() if k.startswith("iterations{op:") and k != "iterations{op:idle}")
+    errors = metrics.get("ybbench_errors", {}).get("count", 0)
+    if errors or not ops:
+        by_class = {k: v["count"] for k, v in metrics.items() if k.startswith("ybbench_errors{") and v.get("count")}
+        raise RuntimeError(f"{what}: {ops} statements, {errors} SQL errors {by_class}")
+    return ops, metrics["iterations"]["count"] / metrics["iterations"]["rate"]
+
+
+def k6(pg: Postgres, workload: str, client: str, clients: int, seconds: int, **knobs) -> Measure:
     with tempfile.TemporaryDirectory() as d:
         summary = Path(d) / "summary.json"
-        env = k6_env(pg.env())  # as `ybbench run` runs k6
-        env.update(YSQL_NODES=f"127.0.0.1:{pg.port}", DB_USER=pg.user, DB_NAME=pg.database, DB_DRIVER=driver,
-                   VUS=str(clients), DURATION=f"{seconds}s", **{k: str(v) for k, v in knobs.items()})
-        _, cpu, rss = run_measured(
-            [str(BIN / "k6"), "run", "--quiet", "--no-color", "--summary-export", str(summary),
-             str(REPO / "k6-scripts" / f"{workload}.js")], env)
+        cmd, env = k6_command(pg, workload, client, clients, seconds, summary, **knobs)
+        _, cpu, rss = run_measured(cmd, env)
         metrics = json.loads(summary.read_text())["metrics"]
-    ops = metrics["iterations"]["count"]  # one statement per iteration
-    errors = metrics.get("ybbench_errors", {}).get("count", 0)
-    if errors:
-        by_class = {k: v["count"] for k, v in metrics.items() if k.startswith("ybbench_errors{") and v.get("count")}
-        raise RuntimeError(f"{workload} with {driver}, {clients} VUs: {errors} SQL errors {by_class}")
-    return Measure(ops, ops / metrics["iterations"]["rate"], cpu, rss)
+    ops, length = operations(metrics, f"{workload} with {K6_CLIENTS[client][0]}, {clients} VUs")
+    return Measure(ops, length, cpu, rss)
 
 
 def load_table(pg: Postgres) -> None:
@@ -118,7 +146,7 @@ def load_table(pg: Postgres) -> None:
 def load_ycsb(pg: Postgres) -> None:
     """usertable as k6's ycsb-load writes it (YCSB's hashed keys), and the
     same rows under `user<n>` keys for pgbench, which cannot hash."""
-    k6(pg, "ycsb-load", "pgx", 16, 600, RECORD_COUNT=YCSB_RECORDS)
+    k6(pg, "ycsb-load", "native", 16, 600, RECORD_COUNT=YCSB_RECORDS)
     pg.query("DROP TABLE IF EXISTS usertable_pgbench")
     pg.query("CREATE TABLE usertable_pgbench (LIKE usertable INCLUDING ALL)")
     pg.query(f"INSERT INTO usertable_pgbench SELECT 'user' || n, {', '.join(['repeat(md5(n::text), 3)'] * 10)} "
@@ -159,14 +187,18 @@ PGBENCH_YCSB_A = (f"\\set n random(0, {YCSB_RECORDS - 1})\n\\set f random(0, 9)\
                   "\\endif\n")
 
 
-# (driver, label); "pgbench" is the reference, the others k6's DB_DRIVER.
-CLIENTS = (("pgbench", "pgbench -M prepared"), ("postgres", "k6 + xk6-sql + lib/pq"), ("pgx", "k6 + xk6-sql + pgx"))
+# (client, label); "pgbench" is the reference, the others K6_CLIENTS.
+CLIENTS = (("pgbench", "pgbench -M prepared"), *((c, label) for c, (label, _) in K6_CLIENTS.items()))
 
 
-def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only: list[str] | None) -> Table:
+def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only: list[str] | None,
+                     k6_clients: list[str]) -> Table:
+    chosen = [(c, label) for c, label in CLIENTS if c == "pgbench" or c in k6_clients]
     table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, "
                         f"{repeat} runs of {seconds} s per client, interleaved (median, min–max)")
-    for col in ("workload", "client", "ops/s", "client CPU µs/op", "min–max", "× pgbench"):
+    # ops/s per client core = 10^6 / µs per op: what one core of this client
+    # sustains; the README's sizing is computed from it.
+    for col in ("workload", "client", "ops/s", "client CPU µs/op", "min–max", "× pgbench", "ops/s per client core"):
         table.add_column(col, justify="right" if col not in ("workload", "client") else "left")
     ycsb = {"REQUEST_DISTRIBUTION": "uniform", "RECORD_COUNT": YCSB_RECORDS}
     # name: (pgbench script, k6 workload, its knobs); writers get a fresh KEY_PREFIX per run.
@@ -187,24 +219,24 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
         if only is not None and name not in only:
             continue
         pg.query("CHECKPOINT")  # the last case's writes are not flushed during this one
-        runs: dict[str, list[Measure]] = {driver: [] for driver, _ in CLIENTS}
+        runs: dict[str, list[Measure]] = {client: [] for client, _ in chosen}
         # Interleaved, so that a slow spell of the machine hits every client.
         for r in range(repeat):
-            for driver, label in CLIENTS:
+            for client, label in chosen:
                 console.log(f"{name}: {label} ({r + 1}/{repeat})")
-                if driver == "pgbench":
-                    runs[driver].append(pgbench(pg, script, clients, seconds))
+                if client == "pgbench":
+                    runs[client].append(pgbench(pg, script, clients, seconds))
                     continue
-                fresh = f"k6{driver}{r}{int(time.time())}"
+                fresh = f"k6{client}{r}{int(time.time())}"
                 extra = (dict(knobs, KEY_PREFIX=fresh) if workload in ("sql-inserts", "kv-load")
                          else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
-                runs[driver].append(k6(pg, workload, driver, clients, seconds, **extra))
+                runs[client].append(k6(pg, workload, client, clients, seconds, **extra))
         ref = statistics.median(m.us_per_op for m in runs["pgbench"])
-        for driver, label in CLIENTS:
-            us = [m.us_per_op for m in runs[driver]]
-            table.add_row(name, label, f"{statistics.median(m.rate for m in runs[driver]):,.0f}",
+        for client, label in chosen:
+            us = [m.us_per_op for m in runs[client]]
+            table.add_row(name, label, f"{statistics.median(m.rate for m in runs[client]):,.0f}",
                           f"{statistics.median(us):.1f}", f"{min(us):.1f}–{max(us):.1f}",
-                          f"{statistics.median(us) / ref:.2f}")
+                          f"{statistics.median(us) / ref:.2f}", f"{1e6 / statistics.median(us):,.0f}")
     return table
 
 
@@ -217,11 +249,56 @@ def memory_table(pg: Postgres, vus_list: list[int], seconds: int) -> Table:
         console.log(f"memory: {vus} VUs")
         # All VUs connect at once: 2,400 SCRAM handshakes take PostgreSQL on
         # two cores past the default 10 s connect timeout.
-        m = k6(pg, "sql-selects", "pgx", vus, seconds, KEY_PREFIX=PREFIX, MAX_WRITTEN_KEY=ROWS, DB_CONNECT_TIMEOUT=60)
+        m = k6(pg, "sql-selects", "native", vus, seconds, KEY_PREFIX=PREFIX, MAX_WRITTEN_KEY=ROWS, DB_CONNECT_TIMEOUT=60)
         # The marginal cost is what sizing needs: RSS / VUs includes k6's own base.
         added = f"{(m.max_rss_kb - previous[1]) / (vus - previous[0]):,.0f}" if previous else "-"
         table.add_row(str(vus), f"{m.max_rss_kb / 1024:,.0f}", f"{m.max_rss_kb / vus:,.0f}", added)
         previous = (vus, m.max_rss_kb)
+    return table
+
+
+def rss_over_time(pg: Postgres, client: str, minutes: float, clients: int) -> dict:
+    """One sql-selects run of `minutes` at full rate (closed model), k6's RSS
+    read from /proc every 5 s."""
+    with tempfile.TemporaryDirectory() as d:
+        summary = Path(d) / "summary.json"
+        cmd, env = k6_command(pg, "sql-selects", client, clients, int(minutes * 60), summary,
+                              KEY_PREFIX=PREFIX, MAX_WRITTEN_KEY=ROWS, SUMMARY_JSON=Path(d) / "digest.json")
+        samples: list[tuple[float, float]] = []
+        with tempfile.TemporaryFile("w+") as out:
+            proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+            start = time.monotonic()
+            while proc.poll() is None:
+                time.sleep(5)
+                try:
+                    with open(f"/proc/{proc.pid}/status") as f:
+                        kb = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+                except (OSError, StopIteration):
+                    break  # exited between poll() and the read
+                samples.append((time.monotonic() - start, kb / 1024))
+            if proc.wait() not in (0, 99):
+                out.seek(0)
+                raise RuntimeError(f"sql-selects with {K6_CLIENTS[client][0]} failed:\n{out.read()[-2000:]}")
+        ops, length = operations(json.loads(summary.read_text())["metrics"], f"RSS run with {K6_CLIENTS[client][0]}")
+        source = json.loads((Path(d) / "digest.json").read_text()).get("latency_source", "k6")
+    # The samples of the load (setup and teardown excluded), from minute 2.
+    load = [(t, mb) for t, mb in samples if 120 <= t <= minutes * 60]
+    t, mb = numpy.array(load).T
+    slope = numpy.polyfit(t / 60, mb, 1)[0]
+    return {"rate": ops / length, "at2": float(mb[0]), "end": float(mb[-1]), "slope": float(slope), "source": source}
+
+
+def rss_table(pg: Postgres, k6_clients: list[str], minutes: float, clients: int) -> Table:
+    table = Table(title=f"k6 memory over a {minutes:g}-minute run at full rate: sql-selects, {clients} VUs "
+                        "(RSS every 5 s; slope by least squares from minute 2)")
+    for col in ("client", "ops/s", "RSS at 2 min MB", "RSS at end MB", "end / 2 min", "slope MB/min",
+                "summary latency from"):
+        table.add_column(col, justify="left" if col in ("client", "summary latency from") else "right")
+    for client in k6_clients:
+        console.log(f"memory over time: {K6_CLIENTS[client][0]}, {minutes:g} min")
+        m = rss_over_time(pg, client, minutes, clients)
+        table.add_row(K6_CLIENTS[client][0], f"{m['rate']:,.0f}", f"{m['at2']:,.0f}", f"{m['end']:,.0f}",
+                      f"{m['end'] / m['at2']:.2f}", f"{m['slope']:+.1f}", m["source"])
     return table
 
 
@@ -232,17 +309,28 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--memory-vus", default="400,2400", help="VU counts for the memory table ('' to skip)")
     ap.add_argument("--cases", help="comma-separated rows of the throughput table to run ('' for none; default all)")
+    ap.add_argument("--k6-clients", default=",".join(K6_CLIENTS),
+                    help=f"k6 clients of the throughput table, of {', '.join(K6_CLIENTS)}")
+    ap.add_argument("--rss-minutes", type=float, default=10, help="length of the memory-over-time runs (0 to skip)")
+    ap.add_argument("--rss-clients", default="native,plain", help="k6 clients of the memory-over-time runs")
     a = ap.parse_args()
     vus_list = [int(v) for v in a.memory_vus.split(",") if v]
+    k6_clients, rss_clients = ([c for c in v.split(",") if c] for v in (a.k6_clients, a.rss_clients))
+    for c in k6_clients + rss_clients:
+        if c not in K6_CLIENTS:
+            ap.error(f"unknown k6 client {c!r}: one of {', '.join(K6_CLIENTS)}")
+    only = None if a.cases is None else [c for c in a.cases.split(",") if c]
     pg = Postgres.start(max_connections=max([200, *vus_list]) + 50)
     try:
         load_table(pg)
-        load_ycsb(pg)
-        only = None if a.cases is None else [c for c in a.cases.split(",") if c]
+        if only is None or any(c.startswith("ycsb") for c in only):
+            load_ycsb(pg)
         if only != []:
-            console.print(throughput_table(pg, a.clients, a.seconds, a.repeat, only))
+            console.print(throughput_table(pg, a.clients, a.seconds, a.repeat, only, k6_clients))
         if vus_list:
             console.print(memory_table(pg, vus_list, min(a.seconds, 10)))
+        if a.rss_minutes > 0 and rss_clients:
+            console.print(rss_table(pg, rss_clients, a.rss_minutes, a.clients))
     finally:
         pg.stop()
 

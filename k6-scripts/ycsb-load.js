@@ -12,7 +12,7 @@ import { open, runners, nodeFor, checkReachable, ensure } from "./lib/db.js";
 import { attempt, tagIteration, pastBound } from "./lib/metrics.js";
 import { options as runOptions, iterationInTest } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
-import { keyName, fieldMaker, usertable } from "./lib/ycsb.js";
+import { keyName, fieldFiller, usertable } from "./lib/ycsb.js";
 
 const conn = connection();
 const t = usertable({ identifier, int });
@@ -29,7 +29,7 @@ const db = open(conn, nodeFor(conn, __VU));
 const insert = `INSERT INTO ${t.table} (ycsb_key, ${t.fields.join(", ")}) VALUES (${[0, ...t.fields.keys()].map((_, i) => `$${i + 1}`).join(", ")})`;
 const sql = runners(db);
 const args = [insert, ...t.fields.map(() => ""), ""]; // statement, key, fields
-let field;
+let fill;
 
 export function setup() {
   checkReachable(conn);
@@ -38,12 +38,12 @@ export function setup() {
 }
 
 export default function () {
-  if (!field) field = fieldMaker(t.fieldLength);
+  if (!fill) fill = fieldFiller(t.fieldLength);
   const n = iterationInTest();
   if (pastBound(n, insertCount)) return;
   tagIteration("insert");
   args[1] = keyName(insertStart + n);
-  for (let i = 2; i <= t.fieldCount + 1; i++) args[i] = field();
+  fill(args, 2, t.fieldCount);
   // A single-row INSERT that succeeds wrote its row: no rowsAffected() call.
   attempt("insert", sql.exec, args);
 }

@@ -15,7 +15,7 @@ import { open, runners, nodeFor, checkReachable, errorMessage } from "./lib/db.j
 import { attempt, tagIteration, keysMissing } from "./lib/metrics.js";
 import { options as runOptions } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
-import { keyName, fieldMaker, usertable, chooser } from "./lib/ycsb.js";
+import { keyName, fieldMaker, usertable, keyChooser } from "./lib/ycsb.js";
 
 const conn = connection();
 const t = usertable({ identifier, int });
@@ -32,7 +32,7 @@ export const handleSummary = summaryHandler("ycsb");
 const db = open(conn, nodeFor(conn, __VU));
 const read = `SELECT ycsb_key, ${t.fields.join(", ")} FROM ${t.table} WHERE ycsb_key = $1`;
 const updates = t.fields.map((f) => `UPDATE ${t.table} SET ${f} = $1 WHERE ycsb_key = $2`);
-const nextKeynum = chooser(distribution, t.recordCount, theta);
+const nextKey = keyChooser(distribution, t.recordCount, theta);
 const sql = runners(db);
 const readArgs = [read, ""], updateArgs = ["", "", ""]; // statement, then its parameters
 let field;
@@ -52,7 +52,7 @@ export function setup() {
 }
 
 export default function () {
-  const key = keyName(nextKeynum());
+  const key = nextKey();
   if (Math.random() < readProportion) {
     tagIteration("select");
     readArgs[1] = key;

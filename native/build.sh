@@ -28,7 +28,7 @@ version_of() {
 build() { # module-dir ldflags package...
   local mod=$1 ldflags=$2
   shift 2
-  local mark="$bin/.built-$mod-$(stamp "$mod" "$ldflags")"
+  local mark="$bin/.built-$mod-$(stamp "$mod" "$ldflags $*")"
   [ -f "$mark" ] && return 0
   echo "native/build.sh: building $mod (once; cached in $bin)" >&2
   (cd "$here/$mod" && go build -ldflags "$ldflags" -o "$bin/" "$@")
@@ -43,7 +43,9 @@ promtail=$(version_of promtail github.com/grafana/loki/v3 | sed 's/^v//')
 compose=$(version_of compose github.com/docker/compose/v2)
 common=github.com/prometheus/common/version
 
-build k6 "" . ./k6-official
+# Our native helpers module builds into k6 v2 by default (the compose
+# image); this k6 is v1.8.1 (compose/k6/xk6-ybbench/k6v1.go).
+build k6 "" -tags ybbench_k6v1 . ./k6-official
 build prometheus "-X $common.Version=$prom" github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 build node_exporter "-X $common.Version=$node" github.com/prometheus/node_exporter
 build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki" github.com/grafana/loki/v3/cmd/loki

@@ -63,16 +63,18 @@ def test_the_analysis_does_see_a_static_pgx_import(binaries, tmp_path):
     assert "k6/x/sql/driver/pgx" in deps["buildDependencies"]
 
 
-def test_the_official_k6_has_no_pgx(binaries):
+def test_the_official_k6_has_no_pgx_and_no_native_helpers(binaries):
     assert run_mod.k6_modules(str(K6_OFFICIAL)) == {"k6/x/sql", "k6/x/sql/driver/postgres"}
-    assert run_mod.PGX_MODULE in run_mod.k6_modules(str(BIN / "k6"))
+    assert {run_mod.PGX_MODULE, run_mod.NATIVE_MODULE} <= run_mod.k6_modules(str(BIN / "k6"))
 
 
 def _official(pg, tmp_path, workload, **knobs):
     digest, r = run_ok(workload, pg, tmp_path, **knobs, _env={"K6": str(K6_OFFICIAL)})
     params = json.loads((r.folder / "params.json").read_text())
     assert params["knobs"].get("DB_DRIVER", "postgres") == "postgres"  # ybbench run did not ask for pgx
+    assert params["knobs"].get("YBBENCH_NATIVE", "0") == "0"  # ... nor for our native helpers
     assert digest["errors"] == 0, digest
+    assert digest["latency_source"] == "k6"
     return digest
 
 
@@ -104,10 +106,16 @@ def test_every_workload_runs_on_a_k6_without_pgx(binaries, postgres, tmp_path):
     assert ran == set(run_mod.workloads())
 
 
-def test_ybbench_run_picks_pgx_where_k6_has_it(binaries, postgres, tmp_path):
+def test_ybbench_run_picks_pgx_and_native_helpers_where_k6_has_them(binaries, postgres, tmp_path):
     t = uuid.uuid4().hex[:8]
-    _, r = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s")
-    assert json.loads((r.folder / "params.json").read_text())["knobs"]["DB_DRIVER"] == "pgx"
+    d, r = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s")
+    knobs = json.loads((r.folder / "params.json").read_text())["knobs"]
+    assert knobs["DB_DRIVER"] == "pgx" and knobs["YBBENCH_NATIVE"] == "1"
+    assert d["latency_source"] == "k6/x/ybbench histograms"
+    assert d["ops"]["insert"]["latency_ms"]["p99"] >= d["ops"]["insert"]["latency_ms"]["p50"] > 0
+    bad = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s", YBBENCH_NATIVE="1",
+                 _env={"K6": str(K6_OFFICIAL)}, _ok=False)
+    assert bad.code == 2 and "k6/x/ybbench" in bad.output, bad.output
     # Asked for on a k6 without it: k6 says which module is missing.
     bad = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s", DB_DRIVER="pgx",
                  _env={"K6": str(K6_OFFICIAL)}, _ok=False)

@@ -30,7 +30,7 @@ SCRIPTS = REPO / "k6-scripts"
 # Knobs the scripts read (k6-scripts/lib/config.js and the workloads); their
 # values are recorded in params.json. Passwords are never among them.
 KNOBS = (
-    "DB_DRIVER YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_CONNECT_TIMEOUT TABLE KEY_PREFIX "
+    "DB_DRIVER YBBENCH_NATIVE YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_CONNECT_TIMEOUT TABLE KEY_PREFIX "
     "NUM_UNIQUE_KEYS MAX_WRITTEN_KEY ROW_BYTES VUS DURATION "
     # load models, retries, sessions (k6-scripts/lib/run.js, metrics.js, config.js)
     "LOAD_MODEL RATE MAX_VUS START_RATE STAGES MAX_RETRIES ISOLATION OP_LATENCY_SUMMARY "
@@ -49,9 +49,10 @@ TESTID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # collecting at 5x the live heap instead of 2x takes ~10% less client CPU per
 # operation for more RSS (556 MB instead of 387 at 400 VUs; README "Client
 # efficiency").
-# k6's summary keeps every iteration's duration, so the live heap grows with
-# a long run; the soft limit (a quarter of this machine's memory) makes Go
-# collect more often as the heap nears it, instead of growing to 5x.
+# k6's own summary keeps every iteration's duration, so the live heap grows
+# with a long run (not with our native helpers: k6-scripts/lib/native.js);
+# the soft limit (a quarter of this machine's memory) makes Go collect more
+# often as the heap nears it, instead of growing to 5x.
 def _quarter_of_memory() -> str:
     return f"{os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') // 4 // 2**20}MiB"
 
@@ -101,6 +102,7 @@ def k6_env(knobs: dict[str, str]) -> dict[str, str]:
 
 
 PGX_MODULE = "k6/x/sql/driver/pgx"
+NATIVE_MODULE = "k6/x/ybbench"
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,9 +118,12 @@ def k6_modules(k6: str) -> frozenset[str]:
 
 def default_driver(k6: str, env: dict[str, str]) -> None:
     """pgx where this k6 has it and nobody chose a driver; the scripts' own
-    default is lib/pq, the official extension (k6-scripts/lib/db.js)."""
+    default is lib/pq, the official extension (k6-scripts/lib/db.js). Our
+    native helpers likewise (k6-scripts/lib/native.js)."""
     if "DB_DRIVER" not in env and PGX_MODULE in k6_modules(k6):
         env["DB_DRIVER"] = "pgx"
+    if "YBBENCH_NATIVE" not in env and NATIVE_MODULE in k6_modules(k6):
+        env["YBBENCH_NATIVE"] = "1"
 
 
 def check_services(prometheus: str | None, loki: str | None = None) -> str:

@@ -9,6 +9,7 @@ import (
 	_ "github.com/grafana/xk6-sql"
 	_ "github.com/grafana/xk6-sql/driver/postgres"
 	_ "github.com/ybbench/xk6-sql-driver-pgx"
+	_ "github.com/ybbench/xk6-ybbench"
 )
 
 func main() {

@@ -1,0 +1,101 @@
+// Package ybbench is k6/x/ybbench, ybbench's native helpers for its k6
+// scripts: YCSB key names, key choosers and field values computed in Go
+// instead of k6's JavaScript interpreter, and an end-of-test latency
+// summary of fixed size. The scripts load it only with YBBENCH_NATIVE=1
+// (k6-scripts/lib/native.js), which `ybbench run` and the compose k6 set
+// where their k6 has it; without it they compute the same in JavaScript.
+package ybbench
+
+import (
+	"strconv"
+
+	"github.com/grafana/sobek"
+)
+
+func init() {
+	register("k6/x/ybbench", new(root))
+}
+
+type root struct{}
+
+type module struct {
+	rt      *sobek.Runtime
+	exports exports
+}
+
+func (*root) NewModuleInstance(v vu) instance {
+	installLatencySink(v)
+	m := &module{rt: v.Runtime()}
+	// Functions of the form func(sobek.FunctionCall) sobek.Value: sobek calls
+	// them without reflection (~1 µs less per call than a plain Go func).
+	m.exports.Named = map[string]any{
+		"ycsbKeyName":     m.ycsbKeyName,
+		"ycsbKeyChooser":  m.ycsbKeyChooser,
+		"ycsbFieldMaker":  m.ycsbFieldMaker,
+		"ycsbFieldFiller": m.ycsbFieldFiller,
+		"latencySummary":  m.latencySummary,
+	}
+	return m
+}
+
+func (m *module) Exports() exports { return m.exports }
+
+func (m *module) keynum(v sobek.Value) uint64 {
+	n := v.ToFloat()
+	if n < 0 || n != float64(uint64(n)) {
+		panic(m.rt.NewTypeError("a key number must be a whole number >= 0, not %v", v))
+	}
+	return uint64(n)
+}
+
+// ycsbKeyName(keynum): "user" + fnvhash64(keynum).
+func (m *module) ycsbKeyName(c sobek.FunctionCall) sobek.Value {
+	return m.rt.ToValue(keyName(m.keynum(c.Argument(0))))
+}
+
+// ycsbKeyChooser(distribution, recordCount, theta): a function returning the
+// next key name to ask for.
+func (m *module) ycsbKeyChooser(c sobek.FunctionCall) sobek.Value {
+	next := chooser(c.Argument(0).String(), m.keynum(c.Argument(1)), c.Argument(2).ToFloat())
+	return m.rt.ToValue(func(sobek.FunctionCall) sobek.Value { return m.rt.ToValue(keyName(next())) })
+}
+
+// ycsbFieldMaker(length[, poolChars]): a function returning a field value.
+func (m *module) ycsbFieldMaker(c sobek.FunctionCall) sobek.Value {
+	pool := 16384
+	if p := c.Argument(1); !sobek.IsUndefined(p) {
+		pool = int(p.ToInteger())
+	}
+	field := fieldMaker(int(c.Argument(0).ToInteger()), pool)
+	return m.rt.ToValue(func(sobek.FunctionCall) sobek.Value { return m.rt.ToValue(field()) })
+}
+
+// ycsbFieldFiller(length[, poolChars]): a function (array, from, count)
+// that sets array[from], ..., array[from + count - 1] to field values: one
+// call for a record's fields.
+func (m *module) ycsbFieldFiller(c sobek.FunctionCall) sobek.Value {
+	pool := 16384
+	if p := c.Argument(1); !sobek.IsUndefined(p) {
+		pool = int(p.ToInteger())
+	}
+	field := fieldMaker(int(c.Argument(0).ToInteger()), pool)
+	return m.rt.ToValue(func(c sobek.FunctionCall) sobek.Value {
+		a := c.Argument(0).ToObject(m.rt)
+		from, count := int(c.Argument(1).ToInteger()), int(c.Argument(2).ToInteger())
+		for i := from; i < from+count; i++ {
+			if err := a.Set(strconv.Itoa(i), field()); err != nil {
+				panic(err)
+			}
+		}
+		return sobek.Undefined()
+	})
+}
+
+// latencySummary(): {all, ops: {op: stats}} of iteration_duration in ms,
+// or null when the sink is not k6's (another module took it).
+func (m *module) latencySummary(sobek.FunctionCall) sobek.Value {
+	if installed == nil {
+		return sobek.Null()
+	}
+	return m.rt.ToValue(installed.summary())
+}

@@ -1,0 +1,23 @@
+// k6/x/ybbench, our Go module of native helpers (compose/k6/xk6-ybbench):
+// YCSB keys and field values made in Go instead of k6's interpreter, and an
+// end-of-test latency summary of fixed size. Loaded only with
+// YBBENCH_NATIVE=1, which `ybbench run` and the compose k6 set where their
+// k6 has the module; otherwise null, and every workload computes the same
+// in JavaScript (what Grafana Cloud k6's official extensions run).
+// require(), not import: a static import is what k6 reads as a script's
+// extensions (lib/db.js).
+import { oneOf } from "./config.js";
+
+function load() {
+  const m = require("k6/x/ybbench");
+  // A k6 without the module hands over a placeholder (lib/db.js).
+  if (typeof m.ycsbKeyName !== "function") {
+    throw new Error(
+      "YBBENCH_NATIVE=1: this k6 has no k6/x/ybbench module (compose/k6/xk6-ybbench); " +
+        "unset YBBENCH_NATIVE or use a k6 built with it (compose/k6/Dockerfile, native/build.sh)",
+    );
+  }
+  return m;
+}
+
+export const native = oneOf("YBBENCH_NATIVE", "0", ["0", "1"]) === "1" ? load() : null;

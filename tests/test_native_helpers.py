@@ -1,0 +1,119 @@
+"""Our native helpers module (k6/x/ybbench, compose/k6/xk6-ybbench) changes
+what the YCSB workloads cost, not what they ask for: the same key names as
+YCSB (and as the JavaScript that any k6 runs), the same request
+distributions, fields of the same size and alphabet; and an end-of-test
+latency summary that agrees with k6's own exact one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from .stack import BIN, REPO
+from .test_workloads_ycsb import THETA, YCSB_ZETAN, within, zeta
+from .workloads import fnvhash64, ycsb_key
+
+RECORDS, DRAWS = 2000, 60_000
+KEYNUMS = [0, 1, 2, 999, 2**31, 2**32 - 1, 2**32, 2**32 + 7, 2**36 - 1, 123_456_789_012]
+
+
+def k6_script(script: str, tmp_path, **env) -> dict:
+    out = tmp_path / f"{script}-{os.getpid()}-{len(list(tmp_path.iterdir()))}.json"
+    r = subprocess.run([str(BIN / "k6"), "run", "--quiet", "--no-color", str(REPO / "tests" / "k6" / f"{script}.js")],
+                       env={**os.environ, "K6_NO_USAGE_REPORT": "true", "K6_AUTO_EXTENSION_RESOLUTION": "false",
+                            "OUT": str(out), **env}, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module", params=["1", "0"], ids=["native", "javascript"])
+def helpers(binaries, request, tmp_path_factory):
+    d = k6_script("ycsb_helpers", tmp_path_factory.mktemp("helpers"), YBBENCH_NATIVE=request.param,
+                  RECORDS=str(RECORDS), DRAWS=str(DRAWS), KEYNUMS=",".join(map(str, KEYNUMS)))
+    assert d["native"] == (request.param == "1")  # the path asked for is the path taken
+    return d
+
+
+def test_key_names_are_ycsbs(helpers):
+    assert helpers["keys"] == [ycsb_key(n) for n in KEYNUMS]
+    assert helpers["keys"][0] == "user6284781860667377211"  # YCSB's first key, as its own runs show it
+
+
+def gray_zipfian_p(items: float, k: int, zetan: float | None = None) -> float:
+    """P(k) of YCSB's ZipfianGenerator itself (Gray et al.'s method, which
+    approximates 1/(k+1)^theta / zeta for k >= 2, ~20% high at k = 2): the
+    share of u in [0, 1) that it maps to k. With 60,000 draws the
+    difference shows; test_workloads_ycsb's few thousand do not see it."""
+    zetan = zetan or zeta(int(items), THETA)
+    alpha, second = 1 / (1 - THETA), 1 + 0.5**THETA
+    eta = (1 - (2 / items) ** (1 - THETA)) / (1 - zeta(2, THETA) / zetan)
+    if k < 2:
+        return (1 if k == 0 else second - 1) / zetan
+    u = lambda x: ((x / items) ** (1 / alpha) - 1 + eta) / eta  # noqa: E731 - u at which the draw reaches x
+    return max(0.0, min(u(k + 1), 1) - max(u(k), second / zetan))
+
+
+def scrambled_gray_p(records: int, head: int = 5000) -> dict[int, float]:
+    """P(key number) of YCSB's ScrambledZipfianGenerator: rank r of the
+    zipfian over 10^10 items lands on fnv(r) % (records + 1); ranks past
+    `head` spread evenly; the number `records` is redrawn."""
+    span, p, mass = records + 1, [0.0] * (records + 1), 0.0
+    for r in range(head):
+        q = gray_zipfian_p(1e10 + 1, r, YCSB_ZETAN)
+        p[fnvhash64(r) % span] += q
+        mass += q
+    p = [x + (1 - mass) / span for x in p]
+    return {k: p[k] / (1 - p[records]) for k in range(records)}
+
+
+def test_zipfian_draws_follow_ycsbs_scrambled_zipfian(helpers):
+    c = helpers["counts"]["zipfian"]
+    assert sum(c.values()) == DRAWS and set(c) <= {ycsb_key(n) for n in range(RECORDS)}
+    p = scrambled_gray_p(RECORDS)
+    top = sorted(p, key=p.get, reverse=True)[:10]
+    for keynum in top:
+        assert within(c.get(ycsb_key(keynum), 0), DRAWS * p[keynum]), keynum
+    assert max(c, key=c.get) == ycsb_key(fnvhash64(0) % (RECORDS + 1))
+
+
+def test_latest_draws_favour_the_last_records(helpers):
+    c = helpers["counts"]["latest"]
+    for rank in range(5):
+        assert within(c.get(ycsb_key(RECORDS - 1 - rank), 0), DRAWS * gray_zipfian_p(RECORDS - 1, rank)), rank
+
+
+def test_uniform_draws_cover_the_records_evenly(helpers):
+    c = helpers["counts"]["uniform"]
+    assert len(c) == RECORDS  # 30 draws per key: all drawn
+    assert max(c.values()) < 3 * DRAWS / RECORDS
+
+
+def test_fields_are_100_random_printable_characters(helpers):
+    fields = helpers["fields"] + helpers["record"][2:]
+    assert helpers["record"][:2] == ["statement", "key"]  # the filler sets only the fields
+    assert all(len(f) == 100 and all(32 <= ord(ch) <= 126 for ch in f) for f in fields)
+    # Windows at random offsets of a 16 KB pool per VU, as lib/ycsb.js cuts
+    # them: 510 draws of 16,384 offsets repeat about 8 (birthday odds).
+    assert len(set(fields)) >= 0.95 * len(fields)
+    # Random characters: all 95 printable ones appear, none dominates.
+    chars = "".join(fields)
+    assert len(set(chars)) == 95 and max(chars.count(ch) for ch in set(chars)) < 3 * len(chars) / 95
+
+
+def test_native_latency_summary_agrees_with_k6s_exact_trends(binaries, tmp_path):
+    d = k6_script("native_latency", tmp_path, YBBENCH_NATIVE="1", ITERATIONS="4000")
+    native, exact = d["native"], d["exact"]
+    assert native["all"]["count"] == d["iterations"] == 4000
+    assert sum(native["ops"][op]["count"] for op in ("fast", "slow")) == 4000
+    for op in ("fast", "slow"):
+        n, e = native["ops"][op], exact[op]
+        # Count, min, max and average are kept exactly.
+        assert n["min"] == pytest.approx(e["min"], rel=1e-9) and n["max"] == pytest.approx(e["max"], rel=1e-9)
+        assert n["avg"] == pytest.approx(e["avg"], rel=1e-9)
+        # Percentiles from 3-significant-digit histograms: within 0.1%, plus
+        # the gap between neighbouring samples (~2,000 spread over 4-16 ms).
+        for stat in ("med", "p(90)", "p(95)", "p(99)"):
+            assert n[stat] == pytest.approx(e[stat], rel=0.005), (op, stat, n[stat], e[stat])
