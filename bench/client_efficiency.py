@@ -192,7 +192,9 @@ CLIENTS = (("pgbench", "pgbench -M prepared"), *((c, label) for c, (label, _) in
 
 
 def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only: list[str] | None,
-                     k6_clients: list[str]) -> Table:
+                     k6_clients: list[str], per_core: dict[tuple[str, str], float]) -> Table:
+    """The table; per_core gets each (workload, client)'s median ops/s per
+    client core."""
     chosen = [(c, label) for c, label in CLIENTS if c == "pgbench" or c in k6_clients]
     table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, "
                         f"{repeat} runs of {seconds} s per client, interleaved (median, min–max)")
@@ -237,6 +239,30 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
             table.add_row(name, label, f"{statistics.median(m.rate for m in runs[client]):,.0f}",
                           f"{statistics.median(us):.1f}", f"{min(us):.1f}–{max(us):.1f}",
                           f"{statistics.median(us) / ref:.2f}", f"{1e6 / statistics.median(us):,.0f}")
+            per_core[name, client] = 1e6 / statistics.median(us)
+    return table
+
+
+# Seed 000's headline rates (100 nodes; experiments/seed-000-ysql-100-nodes.yaml).
+SEED_000 = {"insert": 1_260_000, "select": 2_800_000}
+BUSY = 0.7  # keep a generator's k6 under 70% CPU: a saturated client hides latency
+
+
+def sizing_table(per_core: dict[tuple[str, str], float]) -> Table:
+    """Client cores from the ops/s per client core column: per 100K ops/s,
+    and for seed 000's rates, at 100% and at 70% busy."""
+    table = Table(title="Sizing from the ops/s per client core column: k6 cores needed "
+                        f"(at 100% busy, and at {BUSY:.0%})")
+    for col in ("workload", "client", "ops/s per core", "cores per 100K ops/s", f"at {BUSY:.0%}",
+                "seed 000 rate", "cores for it", f"at {BUSY:.0%} "):
+        table.add_column(col, justify="left" if col in ("workload", "client") else "right")
+    for (name, client), rate in per_core.items():
+        if client == "pgbench":
+            continue
+        seed = SEED_000.get(name)
+        table.add_row(name, K6_CLIENTS[client][0], f"{rate:,.0f}", f"{1e5 / rate:.1f}", f"{1e5 / rate / BUSY:.1f}",
+                      f"{seed:,}" if seed else "", f"{seed / rate:.0f}" if seed else "",
+                      f"{seed / rate / BUSY:.0f}" if seed else "")
     return table
 
 
@@ -326,7 +352,9 @@ def main() -> None:
         if only is None or any(c.startswith("ycsb") for c in only):
             load_ycsb(pg)
         if only != []:
-            console.print(throughput_table(pg, a.clients, a.seconds, a.repeat, only, k6_clients))
+            per_core: dict[tuple[str, str], float] = {}
+            console.print(throughput_table(pg, a.clients, a.seconds, a.repeat, only, k6_clients, per_core))
+            console.print(sizing_table(per_core))
         if vus_list:
             console.print(memory_table(pg, vus_list, min(a.seconds, 10)))
         if a.rss_minutes > 0 and rss_clients:

@@ -16,6 +16,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from .stack import BIN, REPO
 
 DATA_TAG = '<script id="data" type="application/json; charset=utf-8; gzip; base64">'
@@ -121,3 +123,20 @@ def test_users_dashboard_settings_win(postgres, binaries, tmp_path):
     assert not (tmp_path / testid / "k6-report.html").exists()
     summary = json.loads((tmp_path / testid / "k6-summary.json").read_text())["metrics"]
     assert k6_export(mine)["iterations"][0] == summary["iterations"]["count"]
+
+
+@pytest.mark.parametrize("env,off", [
+    ({"DURATION": "15m"}, False),
+    ({"DURATION": "15m1s"}, True),
+    ({"DURATION": "1h"}, True),
+    ({"DURATION": "2h", "K6_WEB_DASHBOARD": "true"}, False),  # the user's choice wins
+    ({}, False),  # the scripts' 30 s
+    ({"DURATION": "soon"}, False),  # k6 itself names a bad DURATION
+])
+def test_long_runs_keep_no_dashboard_whose_memory_grows_with_the_run(env, off):
+    from ybbench.run import long_runs_without_dashboard
+
+    before = dict(env)
+    long_runs_without_dashboard(env)
+    assert (env.get("K6_WEB_DASHBOARD") == "false") == off
+    assert {k: v for k, v in env.items() if k != "K6_WEB_DASHBOARD"} == {k: v for k, v in before.items() if k != "K6_WEB_DASHBOARD"}

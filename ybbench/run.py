@@ -126,6 +126,27 @@ def default_driver(k6: str, env: dict[str, str]) -> None:
         env["YBBENCH_NATIVE"] = "1"
 
 
+# k6's HTML report comes from its web dashboard, whose cumulative view keeps
+# every Trend sample (xk6-dashboard v0.8.1): k6's memory would grow with the
+# run again, whatever the summary does. Kept for runs up to this long.
+DASHBOARD_MAX_S = 15 * 60
+
+
+def long_runs_without_dashboard(env: dict[str, str]) -> None:
+    """K6_WEB_DASHBOARD=false for runs longer than DASHBOARD_MAX_S, unless
+    the user's environment says otherwise (README "k6's own report")."""
+    from .sweep import seconds  # sweep imports run
+
+    if "K6_WEB_DASHBOARD" in env:
+        return
+    try:
+        length = seconds("DURATION", env.get("DURATION", "30s"))
+    except UserError:
+        return  # k6 names a bad DURATION itself, before any load
+    if length > DASHBOARD_MAX_S:
+        env["K6_WEB_DASHBOARD"] = "false"
+
+
 def check_services(prometheus: str | None, loki: str | None = None) -> str:
     """Before any load: k6 is there (its path is returned), and so are the
     Prometheus and Loki a run will write to."""
@@ -211,6 +232,7 @@ def run(
 
     env = k6_env(knobs)
     default_driver(k6, env)
+    long_runs_without_dashboard(env)
     # k6's REST API on a free loopback port: runs at the same time (sweeps,
     # generators, tests) would otherwise fight over 127.0.0.1:6565.
     cmd = [k6, "run", "--no-color", "--address", env.get("K6_ADDRESS", "127.0.0.1:0"), "--tag", f"testid={testid}"]
