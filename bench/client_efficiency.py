@@ -1,17 +1,24 @@
-"""Client CPU per operation: k6 (lib/pq and pgx) next to pgbench, on one
-PostgreSQL, in one run. A benchmark, not a test: it prints a table.
+"""Client CPU per operation: k6 (lib/pq; pgx; pgx with our native helpers)
+next to pgbench, on one PostgreSQL, in one run; and k6's memory. A
+benchmark, not a test: it prints tables.
 
     python3 -m bench.client_efficiency [--seconds 10] [--repeat 3] [--clients 16] [--memory-vus 400,2400]
+                                       [--cases select,...] [--k6-clients plain,pgx,native]
+                                       [--rss-minutes 10] [--rss-clients native,plain]
 
 For each workload, every client runs the same statements against the same
 table for the same time with the same concurrency (kv-recent-read-heavy runs
 kv-read-heavy's statements, sql-secondary-index sql-inserts' plus an index,
 ycsb-analytic one scan per operation: they add no row here); a client's CPU (user +
-system, from wait4 on its process) divided by the operations it completed
-gives µs per operation. pgbench -M prepared is the reference, measured in
-the same run. Each client runs --repeat times, interleaved with the others,
-and the table shows the median and the range: on a shared 2-core machine
-one run can be 15% off the next. Memory: k6's peak RSS with N VUs each holding a connection.
+system, from wait4 on its process) divided by the statements it completed
+gives µs per operation, and 10^6 over that, ops/s per client core, from
+which the sizing table is computed. pgbench -M prepared is the reference,
+measured in the same run. Each client runs --repeat times, interleaved with
+the others, and the table shows the median and the range: on a shared
+2-core machine one run can be 15% off the next. Memory: k6's peak RSS with
+N VUs each holding a connection; and k6's RSS over a --rss-minutes run at
+full rate, at minute 2 and at the end, with its slope, with the native
+helpers' fixed-size latency summary and with k6's own (every sample kept).
 """
 
 from __future__ import annotations
@@ -306,7 +313,7 @@ def rss_over_time(pg: Postgres, client: str, minutes: float, clients: int) -> di
                 out.seek(0)
                 raise RuntimeError(f"sql-selects with {K6_CLIENTS[client][0]} failed:\n{out.read()[-2000:]}")
         ops, length = operations(json.loads(summary.read_text())["metrics"], f"RSS run with {K6_CLIENTS[client][0]}")
-        source = json.loads((Path(d) / "digest.json").read_text()).get("latency_source", "k6")
+        source = json.loads((Path(d) / "digest.json").read_text())["latency_source"].split(":")[0]
     # The samples of the load (setup and teardown excluded), from minute 2.
     load = [(t, mb) for t, mb in samples if 120 <= t <= minutes * 60]
     t, mb = numpy.array(load).T

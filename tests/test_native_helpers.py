@@ -1,14 +1,16 @@
 """Our native helpers module (k6/x/ybbench, compose/k6/xk6-ybbench) changes
-what the YCSB workloads cost, not what they ask for: the same key names as
-YCSB (and as the JavaScript that any k6 runs), the same request
-distributions, fields of the same size and alphabet; and an end-of-test
-latency summary that agrees with k6's own exact one."""
+what the workloads cost, not what they ask for: the same key names as YCSB
+(and as the JavaScript that any k6 runs), the same request distributions,
+fields of the same size and alphabet, the same key-value keys and values;
+and an end-of-test latency summary that agrees with k6's own exact one.
+Each check runs on both paths."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import zlib
 
 import pytest
 
@@ -31,7 +33,7 @@ def k6_script(script: str, tmp_path, **env) -> dict:
 
 @pytest.fixture(scope="module", params=["1", "0"], ids=["native", "javascript"])
 def helpers(binaries, request, tmp_path_factory):
-    d = k6_script("ycsb_helpers", tmp_path_factory.mktemp("helpers"), YBBENCH_NATIVE=request.param,
+    d = k6_script("workload_helpers", tmp_path_factory.mktemp("helpers"), YBBENCH_NATIVE=request.param,
                   RECORDS=str(RECORDS), DRAWS=str(DRAWS), KEYNUMS=",".join(map(str, KEYNUMS)))
     assert d["native"] == (request.param == "1")  # the path asked for is the path taken
     return d
@@ -101,6 +103,19 @@ def test_fields_are_100_random_printable_characters(helpers):
     # Random characters: all 95 printable ones appear, none dominates.
     chars = "".join(fields)
     assert len(set(chars)) == 95 and max(chars.count(ch) for ch in set(chars)) < 3 * len(chars) / 95
+
+
+def test_key_value_rows_are_padded_keys_and_stamped_random_values(helpers):
+    first = 2**40 - 3
+    keys, values = helpers["kv"]["keys"], [bytes.fromhex(v) for v in helpers["kv"]["values"]]
+    assert keys == [f"kvt:{first + i:046d}" for i in range(600)] and all(len(k) == 50 for k in keys)
+    assert all(len(v) == 256 for v in values)
+    # The first 6 bytes are the row's index, big-endian; the rest random:
+    # incompressible, and no two values alike (600 x 256 bytes span 3 pools).
+    assert [int.from_bytes(v[:6], "big") for v in values] == [first + i for i in range(600)]
+    body = b"".join(v[6:] for v in values)
+    assert len(zlib.compress(body, 9)) > 0.99 * len(body)
+    assert len({v[6:] for v in values}) == 600
 
 
 def test_native_latency_summary_agrees_with_k6s_exact_trends(binaries, tmp_path):

@@ -1,4 +1,5 @@
 import { randomBytes } from "k6/crypto";
+import { native } from "./native.js";
 
 // Keys and values as yb-sample-apps makes them: `<prefix>:<index>` and
 // `val:<index>`, padded so that key + value take ROW_BYTES. Nothing is kept
@@ -62,5 +63,21 @@ export function randomValueMaker(size, poolBytes = 65536) {
       x = Math.floor(x / 256);
     }
     return v;
+  };
+}
+
+// A function (array, from, first, count) that sets array[from],
+// array[from + 1], ... to the key and value of rows first .. first + count - 1:
+// a write statement's parameters. With our Go module (lib/native.js), the
+// same keys and values made in Go, in one call.
+export function rowFiller(prefix, keyBytes, valueBytes) {
+  if (native) return native.kvRowFiller(prefix, keyBytes, valueBytes);
+  const key = paddedKeyMaker(prefix, keyBytes);
+  const value = randomValueMaker(valueBytes);
+  return (a, from, first, count) => {
+    for (let i = 0; i < count; i++) {
+      a[from + 2 * i] = key(first + i);
+      a[from + 2 * i + 1] = value(first + i);
+    }
   };
 }

@@ -8,7 +8,7 @@
 // indexes of [0, MAX_WRITTEN_KEY) that a load run wrote under KEY_PREFIX.
 import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
 import { open, runners, nodeFor, checkReachable, ensure, requireKey, where } from "./db.js";
-import { paddedKeyMaker, randomValueMaker } from "./keys.js";
+import { paddedKeyMaker, rowFiller } from "./keys.js";
 import { attempt, attemptRows, tagIteration, pastBound, keysMissing, unacknowledged } from "./metrics.js";
 import { options as runOptions, testid, iterationInTest } from "./run.js";
 import { summaryHandler } from "./summary.js";
@@ -59,7 +59,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   const writeArgs = new Array(1 + 2 * opSize);
   const ranged = readShape === "range" && opSize > 1;
   const readArgs = [select, ...new Array(ranged ? 2 : opSize)];
-  let key, value;
+  let key, fill;
 
   function setup() {
     checkReachable(conn);
@@ -83,10 +83,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   // Rows [first, first + opSize) in one statement.
   function write(op, stmt, first) {
     writeArgs[0] = stmt;
-    for (let i = 0; i < opSize; i++) {
-      writeArgs[2 * i + 1] = key(first + i);
-      writeArgs[2 * i + 2] = value(first + i);
-    }
+    fill(writeArgs, 1, first, opSize);
     const r = attempt(op, sql.exec, writeArgs);
     if (r === undefined && op === "insert") unacknowledged(first, opSize);
     // A multi-row INSERT writes all its rows or fails; an UPDATE may not
@@ -116,7 +113,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   function run(data) {
     if (!key) {
       key = paddedKeyMaker(data.prefix, keyBytes);
-      value = randomValueMaker(valueBytes);
+      fill = rowFiller(data.prefix, keyBytes, valueBytes);
     }
     if (load) {
       // iterationInTest is unique across VUs and execution segments: no two

@@ -14,6 +14,8 @@ function values(data, name) {
 }
 
 const WRITES = ["insert", "update"];
+export const K6_SOURCE = "k6: every sample kept, exact (k6's memory grows with the run)";
+export const NATIVE_SOURCE = "k6/x/ybbench: per-op histograms, 3 significant digits, fixed memory";
 
 // The op's iteration_duration. With our Go module (lib/native.js): its
 // per-op histograms, of fixed size, in place of k6's sink, which keeps every
@@ -74,7 +76,7 @@ export function digest(data, workload, rowsPerWrite = 1) {
     dropped_iterations: values(data, "dropped_iterations").count || 0,
     // Where latency_ms comes from: k6's sink keeps every sample (memory
     // grows with the run); our module's histograms keep 3 significant digits.
-    latency_source: nativeLatency ? "k6/x/ybbench histograms" : "k6",
+    latency_source: nativeLatency ? NATIVE_SOURCE : K6_SOURCE,
     thresholds_failed: thresholdsFailed,
     // A load's keys and values (its setup() says), for `ybbench verify`.
     written: (data.setup_data && data.setup_data.written) || null,
@@ -103,6 +105,7 @@ export function text(d) {
   const classes = Object.entries(d.errors_by_class).map(([c, n]) => `${c}=${n}`).join(" ");
   lines.push(`  errors ${d.errors}${classes ? ` (SQLSTATE class ${classes})` : ""}  rows written ${d.rows_written}` +
     `  keys missing ${d.keys_missing}  dropped iterations ${d.dropped_iterations}`);
+  lines.push(`  latency from ${d.latency_source}`);
   if (Object.values(d.ops).some((o) => !o.latency_ms)) {
     lines.push("  per-op latency: in Prometheus (k6 dashboard), or here with OP_LATENCY_SUMMARY=on (short runs: lib/run.js)");
   }
