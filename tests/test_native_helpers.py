@@ -22,12 +22,13 @@ RECORDS, DRAWS = 2000, 60_000
 KEYNUMS = [0, 1, 2, 999, 2**31, 2**32 - 1, 2**32, 2**32 + 7, 2**36 - 1, 123_456_789_012]
 
 
-def k6_script(script: str, tmp_path, **env) -> dict:
+def k6_script(script: str, tmp_path, _code: int = 0, **env) -> dict:
     out = tmp_path / f"{script}-{os.getpid()}-{len(list(tmp_path.iterdir()))}.json"
     r = subprocess.run([str(BIN / "k6"), "run", "--quiet", "--no-color", str(REPO / "tests" / "k6" / f"{script}.js")],
                        env={**os.environ, "K6_NO_USAGE_REPORT": "true", "K6_AUTO_EXTENSION_RESOLUTION": "false",
                             "OUT": str(out), **env}, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode == _code, r.stdout + r.stderr
+    assert "Threshold error" not in r.stdout + r.stderr
     return json.loads(out.read_text())
 
 
@@ -141,3 +142,13 @@ def test_the_module_type_checks_against_both_k6_apis(tags):
     module = REPO / "compose" / "k6" / "xk6-ybbench"
     r = subprocess.run(["go", "vet", *tags, "./..."], cwd=module, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("max_ms,code", [("60000", 0), ("0", 99)], ids=["passes", "fails"])
+def test_a_threshold_on_the_whole_iteration_duration_keeps_k6s_sink(binaries, tmp_path, max_ms, code):
+    # k6 runs thresholds only on its own sink types: with one on the whole
+    # iteration_duration the module leaves k6's sink, which the threshold
+    # and the summary then read (the per-op histograms are not installed).
+    d = k6_script("native_threshold", tmp_path, _code=code, YBBENCH_NATIVE="1", MAX_MS=max_ms)
+    assert d["native"] is None
+    assert 0 <= d["values"]["min"] <= d["values"]["med"] <= d["values"]["max"]

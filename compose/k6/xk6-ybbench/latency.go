@@ -105,15 +105,22 @@ func (s *latencySink) summary() map[string]any {
 }
 
 // installLatencySink puts the bounded sink in place of iteration_duration's,
-// once per k6 process, from the init context (before any sample flows).
+// once per k6 process, from the init context of the first VU (before any
+// sample flows). Not from the init runner (__VU 0): k6 attaches the
+// thresholds after it and before the VUs, and a threshold on the whole
+// iteration_duration needs k6's own sink (k6 runs thresholds only on its
+// sink types), which then stays: the summary takes k6's numbers.
 func installLatencySink(v vu) {
+	if id := v.Runtime().Get("__VU"); id == nil || id.ToInteger() == 0 {
+		return
+	}
 	installedOnce.Do(func() {
 		env := v.InitEnv()
 		if env == nil || env.Registry == nil {
 			return
 		}
 		m := env.Registry.Get(iterationDuration)
-		if m == nil {
+		if m == nil || len(m.Thresholds.Thresholds) > 0 {
 			return
 		}
 		installed = &latencySink{all: newLatency(), ops: map[string]*latency{}}
