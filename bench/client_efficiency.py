@@ -48,7 +48,7 @@ YCSB_RECORDS = 50_000
 KV_PREFIX = "kvb"  # the large-dataset table: 50-byte keys, 256-byte values
 KV_KEY = f"'{KV_PREFIX}:' || lpad(n::text, {50 - len(KV_PREFIX) - 1}, '0')"
 YCSB_FIELDS = ", ".join(f"field{i}" for i in range(10))
-console = Console(width=120)  # the table unwrapped in logs and pipes
+console = Console(width=150)  # the tables unwrapped in logs and pipes
 
 
 @dataclass
