@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import run as run_mod
+from .durations import DURATION
 from .errors import UserError
 
 RUN_KEYS = {"workload", "duration", "response", "knobs", "factors", "load", "seed"}
@@ -52,7 +53,6 @@ MIXED = {"sql-updates", "sql-secondary-index", "kv-read-heavy", "kv-recent-read-
 # Knobs the design sets itself.
 OWN_KNOBS = {"DURATION": "run.duration", "KEY_PREFIX": "the design (run.load for read rows)",
              "MAX_WRITTEN_KEY": "the design (run.load.keys)", "NUM_UNIQUE_KEYS": "the design (run.load.keys)"}
-DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
 
 
 @dataclass

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .durations import seconds
 from .errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,8 +56,6 @@ class Event:
 
 def parse(texts: list[str], duration: str | None) -> list[Event]:
     """The events in time order; each within DURATION when it is set."""
-    from .sweep import seconds  # sweep imports run, which imports this
-
     duration_s = seconds("DURATION", duration) if duration else None
     events = []
     for text in texts:

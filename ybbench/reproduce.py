@@ -22,11 +22,12 @@ from pathlib import Path
 from . import expected
 from . import run as run_mod
 from .errors import UserError
+from .durations import seconds
 from .experiment_file import Experiment, Phase, load
 from .files import keeps_finished, staged_dir, write_json
 from .progress import RunProgress
 from .scale_file import ADDRESS
-from .sweep import SWEEP_ID_MAX, _show, seconds
+from .sweep import SWEEP_ID_MAX, _show
 
 EXPERIMENTS = run_mod.REPO / "experiments"
 # Seeds whose file holds published results to analyse, not phases to run.

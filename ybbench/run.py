@@ -20,6 +20,7 @@ from typing import Callable
 
 from . import events as ev
 from . import generators as gen, latency, logs
+from .durations import seconds
 from .errors import UserError
 from .services import check_ready
 from .files import staged_dir, write_json
@@ -116,7 +117,7 @@ def k6_modules(k6: str) -> frozenset[str]:
     return frozenset(re.findall(r", (k6/x/\S+) \[js\]", out))
 
 
-def default_driver(k6: str, env: dict[str, str]) -> None:
+def default_extensions(k6: str, env: dict[str, str]) -> None:
     """pgx where this k6 has it and nobody chose a driver; the scripts' own
     default is lib/pq, the official extension (k6-scripts/lib/db.js). Our
     native helpers likewise (k6-scripts/lib/native.js)."""
@@ -135,8 +136,6 @@ DASHBOARD_MAX_S = 15 * 60
 def long_runs_without_dashboard(env: dict[str, str]) -> None:
     """K6_WEB_DASHBOARD=false for runs longer than DASHBOARD_MAX_S, unless
     the user's environment says otherwise (README "k6's own report")."""
-    from .sweep import seconds  # sweep imports run
-
     if "K6_WEB_DASHBOARD" in env:
         return
     try:
@@ -231,7 +230,7 @@ def run(
         raise UserError(f"{final} exists: a run id is used once")
 
     env = k6_env(knobs)
-    default_driver(k6, env)
+    default_extensions(k6, env)
     long_runs_without_dashboard(env)
     # k6's REST API on a free loopback port: runs at the same time (sweeps,
     # generators, tests) would otherwise fight over 127.0.0.1:6565.

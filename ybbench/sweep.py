@@ -19,22 +19,12 @@ from pathlib import Path
 
 from . import run as run_mod
 from . import saturation
+from .durations import seconds
 from .errors import UserError
 from .files import keeps_finished, staged_dir, write_json
 from .progress import RunProgress
 
-DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
-UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
 SWEEP_ID_MAX = 48  # leaves room for -vus<N>/-rate<R> in a 64-char testid
-
-
-def seconds(opt: str, text: str) -> float:
-    if not DURATION.match(text or ""):
-        raise UserError(f"{opt} {text!r}: expected a duration such as 30s, 5m or 1m30s")
-    s = sum(float(n) * UNIT_S[u] for n, _, u in re.findall(r"([0-9]+(\.[0-9]+)?)(ms|s|m|h)", text))
-    if s <= 0:
-        raise UserError(f"{opt} {text!r}: must be longer than 0")
-    return s
 
 
 def parse_steps(opt: str, text: str) -> list[int]:
