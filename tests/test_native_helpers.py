@@ -25,8 +25,8 @@ KEYNUMS = [0, 1, 2, 999, 2**31, 2**32 - 1, 2**32, 2**32 + 7, 2**36 - 1, 123_456_
 def k6_script(script: str, tmp_path, _code: int = 0, **env) -> dict:
     out = tmp_path / f"{script}-{os.getpid()}-{len(list(tmp_path.iterdir()))}.json"
     r = subprocess.run([str(BIN / "k6"), "run", "--quiet", "--no-color", str(REPO / "tests" / "k6" / f"{script}.js")],
-                       env={**os.environ, "K6_NO_USAGE_REPORT": "true", "K6_AUTO_EXTENSION_RESOLUTION": "false",
-                            "OUT": str(out), **env}, capture_output=True, text=True, timeout=300)
+                       env={**os.environ, "OUT": str(out), **env},  # conftest: no usage report
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == _code, r.stdout + r.stderr
     assert "Threshold error" not in r.stdout + r.stderr
     return json.loads(out.read_text())

@@ -118,7 +118,7 @@ func (m *module) kvRowFiller(c sobek.FunctionCall) sobek.Value {
 }
 
 // latencySummary(): {all, ops: {op: stats}} of iteration_duration in ms,
-// or null when the sink is not k6's (another module took it).
+// or null when k6's own sink stayed (installLatencySink says when).
 func (m *module) latencySummary(sobek.FunctionCall) sobek.Value {
 	if installed == nil {
 		return sobek.Null()
