@@ -52,6 +52,9 @@ build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki" github.c
 # Promtail needs cgo only for the systemd journal, which the stack does not read.
 CGO_ENABLED=0 build promtail "-X github.com/grafana/loki/v3/pkg/util/build.Version=$promtail" github.com/grafana/loki/v3/clients/cmd/promtail
 build compose "-X main.version=$compose -X github.com/docker/compose/v2/internal.Version=$compose" .
+# The native helpers' modules for k6 v2 too (the compose image's k6): the
+# tests type-check the module against it offline (GOPROXY=off).
+(cd "$here/../compose/k6/xk6-ybbench" && go mod download)
 
 # `docker compose`: the CLI finds plugins in ~/.docker/cli-plugins.
 plugins=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins

@@ -138,9 +138,11 @@ def test_native_latency_summary_agrees_with_k6s_exact_trends(binaries, tmp_path)
 @pytest.mark.parametrize("tags", [[], ["-tags", "ybbench_k6v1"]], ids=["k6-v2", "k6-v1"])
 def test_the_module_type_checks_against_both_k6_apis(tags):
     # The compose image builds it into k6 v2 with xk6 (no xk6 here); the
-    # tests' k6 is v1.8.1. go vet type-checks each against its k6.
+    # tests' k6 is v1.8.1. go vet type-checks each against its k6, offline:
+    # native/build.sh downloaded the modules.
     module = REPO / "compose" / "k6" / "xk6-ybbench"
-    r = subprocess.run(["go", "vet", *tags, "./..."], cwd=module, capture_output=True, text=True, timeout=900)
+    r = subprocess.run(["go", "vet", *tags, "./..."], cwd=module, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "GOPROXY": "off", "GOFLAGS": "-mod=readonly"})
     assert r.returncode == 0, r.stderr
 
 
