@@ -270,7 +270,8 @@ def test_closed_sweep_of_sql_inserts(binaries, postgres, tmp_path):
     knee = saturation.knee(doc["steps"])
     assert doc["knee"] == (knee and {"vus": knee["vus"], "ops_per_s": knee["ops_per_s"], "p99_ms": knee["p99_ms"]})
     assert sorted(p.name for p in tmp_path.iterdir()) == [sid]  # no staging folder left
-    assert sorted(p.name for p in folder.iterdir()) == [f"{sid}-vus1", f"{sid}-vus2", f"{sid}-vus4", "sweep.json"]
+    # Sorted both sides: a random id such as "swef..." sorts after "sweep.json".
+    assert sorted(p.name for p in folder.iterdir()) == sorted([f"{sid}-vus1", f"{sid}-vus2", f"{sid}-vus4", "sweep.json"])
 
 
 def test_open_model_sweep_of_sql_selects(binaries, postgres, tmp_path):
