@@ -68,13 +68,14 @@ def tcp_listeners(pid: int) -> set[tuple[str, int]]:
 
 
 def k6_child(parent: int) -> int | None:
+    k6 = (BIN / "k6").resolve()
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
+        try:  # any process may end between the listing and these reads
             fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == parent and (stat.parent / "exe").resolve(strict=True) == k6:
+                return int(stat.parent.name)
         except OSError:
             continue
-        if int(fields[1]) == parent and Path(f"/proc/{stat.parent.name}/exe").resolve() == (BIN / "k6").resolve():
-            return int(stat.parent.name)
     return None
 
 
