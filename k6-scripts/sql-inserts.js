@@ -27,7 +27,7 @@ export const handleSummary = summaryHandler("sql-inserts");
 
 const db = open(conn, nodeFor(conn, __VU));
 const insert = `INSERT INTO ${table} (k, v) VALUES ($1, $2)`;
-const sql = runners(db);
+const sql = runners(db, conn, nodeFor(conn, __VU));
 const args = [insert, "", ""]; // statement, key, value
 
 export function setup() {

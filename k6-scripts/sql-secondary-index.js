@@ -31,7 +31,7 @@ const stride = s.maxVUs || s.vus;
 const db = open(conn, nodeFor(conn, __VU));
 const insert = `INSERT INTO ${table} (k, v) VALUES ($1, $2)`;
 const select = `SELECT k, v FROM ${table} WHERE v = $1`;
-const sql = runners(db);
+const sql = runners(db, conn, nodeFor(conn, __VU));
 const insertArgs = [insert, "", ""], selectArgs = [select, ""];
 let written = 0; // this VU's rows: its nth row has index base + stride * n
 

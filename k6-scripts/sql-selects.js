@@ -22,7 +22,7 @@ export const handleSummary = summaryHandler("sql-selects");
 
 const db = open(conn, nodeFor(conn, __VU));
 const select = `SELECT k, v FROM ${table} WHERE k = $1`;
-const sql = runners(db);
+const sql = runners(db, conn, nodeFor(conn, __VU));
 const args = [select, ""]; // statement, key
 
 export function setup() {

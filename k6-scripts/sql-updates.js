@@ -26,7 +26,7 @@ export const handleSummary = summaryHandler("sql-updates");
 const db = open(conn, nodeFor(conn, __VU));
 const select = `SELECT k, v FROM ${table} WHERE k = $1`;
 const update = `UPDATE ${table} SET v = $1 WHERE k = $2`;
-const sql = runners(db);
+const sql = runners(db, conn, nodeFor(conn, __VU));
 const updateArgs = [update, "", ""], selectArgs = [select, ""];
 
 export function setup() {

@@ -28,7 +28,7 @@ const db = open(conn, nodeFor(conn, __VU));
 // split(".") keeps empty pieces, as string_to_array does; the cast makes
 // both drivers return a number.
 const query = `SELECT coalesce(sum(array_length(string_to_array(${field}, '.'), 1)), 0)::float8 AS sentences FROM ${table}`;
-const sql = runners(db);
+const sql = runners(db, conn, nodeFor(conn, __VU));
 const args = [query];
 
 export function setup() {

@@ -27,7 +27,7 @@ export const handleSummary = summaryHandler("ycsb-load");
 
 const db = open(conn, nodeFor(conn, __VU));
 const insert = `INSERT INTO ${t.table} (ycsb_key, ${t.fields.join(", ")}) VALUES (${[0, ...t.fields.keys()].map((_, i) => `$${i + 1}`).join(", ")})`;
-const sql = runners(db);
+const sql = runners(db, conn, nodeFor(conn, __VU));
 const args = [insert, ...t.fields.map(() => ""), ""]; // statement, key, fields
 let fill;
 

@@ -33,7 +33,7 @@ const db = open(conn, nodeFor(conn, __VU));
 const read = `SELECT ycsb_key, ${t.fields.join(", ")} FROM ${t.table} WHERE ycsb_key = $1`;
 const updates = t.fields.map((f) => `UPDATE ${t.table} SET ${f} = $1 WHERE ycsb_key = $2`);
 const nextKey = keyChooser(distribution, t.recordCount, theta);
-const sql = runners(db);
+const sql = runners(db, conn, nodeFor(conn, __VU));
 const readArgs = [read, ""], updateArgs = ["", "", ""]; // statement, then its parameters
 let field;
 

@@ -17,10 +17,12 @@ from .ybbench_cli import ybbench_run
 INSERT_VUS, SELECT_VUS, DURATION = 8, 8, "8s"
 
 
-@pytest.fixture(scope="module", params=["pgx", "postgres"])
+@pytest.fixture(scope="module", params=["pgconn", "pgx", "postgres"])
 def runs(request, postgres, prometheus, tmp_path_factory):
-    """One insert run and one select run over the keys it wrote, with each
-    driver: pgx (ybbench run's choice where k6 has it) and lib/pq (DB_DRIVER=postgres, the scripts' default)."""
+    """One insert run and one select run over the keys it wrote, on each
+    statement path: our native module's pgconn (ybbench run's choice where
+    k6 has it), pgx under xk6-sql, and lib/pq (DB_DRIVER=postgres, the
+    scripts' default)."""
     driver = request.param
     results = tmp_path_factory.mktemp("results")
     run_id = f"e2e{uuid.uuid4().hex[:8]}"

@@ -106,16 +106,20 @@ def test_every_workload_runs_on_a_k6_without_pgx(binaries, postgres, tmp_path):
     assert ran == set(run_mod.workloads())
 
 
-def test_ybbench_run_picks_pgx_and_native_helpers_where_k6_has_them(binaries, postgres, tmp_path):
+def test_ybbench_run_picks_the_native_module_where_k6_has_it(binaries, postgres, tmp_path):
     t = uuid.uuid4().hex[:8]
     d, r = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s")
     knobs = json.loads((r.folder / "params.json").read_text())["knobs"]
-    assert knobs["DB_DRIVER"] == "pgx" and knobs["YBBENCH_NATIVE"] == "1"
+    assert knobs["DB_DRIVER"] == "pgconn" and knobs["YBBENCH_NATIVE"] == "1"
+    assert postgres.query(f"SELECT count(*) FROM kv_{t}") == str(count(d, "insert")) != "0"
     assert d["latency_source"].startswith("k6/x/ybbench: per-op histograms")
     assert d["ops"]["insert"]["latency_ms"]["p99"] >= d["ops"]["insert"]["latency_ms"]["p50"] > 0
     bad = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s", YBBENCH_NATIVE="1",
                  _env={"K6": str(K6_OFFICIAL)}, _ok=False)
     assert bad.code == 2 and "k6/x/ybbench" in bad.output, bad.output
+    bad = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s", DB_DRIVER="pgconn",
+                 _env={"K6": str(K6_OFFICIAL)}, _ok=False)
+    assert bad.code == 2 and "DB_DRIVER=pgconn" in bad.output and "k6/x/ybbench" in bad.output, bad.output
     # Asked for on a k6 without it: k6 says which module is missing.
     bad = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s", DB_DRIVER="pgx",
                  _env={"K6": str(K6_OFFICIAL)}, _ok=False)

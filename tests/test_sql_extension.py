@@ -25,13 +25,15 @@ def test_xk6_sql_api_against_postgres(binaries, postgres, tmp_path, driver):
     assert checks["fails"] == 0 and checks["passes"] == 19, checks
 
 
-def test_a_statement_running_at_the_end_of_the_run_is_cancelled(binaries, postgres, testid):
+@pytest.mark.parametrize("session", ["xk6-sql", "pgconn"])
+def test_a_statement_running_at_the_end_of_the_run_is_cancelled(binaries, postgres, testid, session):
     """Under the VU's context: k6 stops at duration + gracefulStop (2 s)
     and the 120 s pg_sleep is cancelled on the server too; under a
-    background context k6 would wait for it past this test's timeout."""
+    background context k6 would wait for it past this test's timeout. On
+    xk6-sql and on our native module's statement path (DB_DRIVER=pgconn)."""
     env = postgres.env()
     env.update(PGPORT=str(postgres.port), PGUSER=postgres.user, PGDATABASE=postgres.database, MARK=testid,
-               K6_NO_USAGE_REPORT="true")
+               K6_NO_USAGE_REPORT="true", SESSION=session)
     p = subprocess.run([str(binaries / "k6"), "run", "--no-color", "--quiet", str(REPO / "tests" / "k6" / "sql_context.js")],
                        env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -118,12 +118,17 @@ def k6_modules(k6: str) -> frozenset[str]:
 
 
 def default_extensions(k6: str, env: dict[str, str]) -> None:
-    """pgx where this k6 has it and nobody chose a driver; the scripts' own
-    default is lib/pq, the official extension (k6-scripts/lib/db.js). Our
-    native helpers likewise (k6-scripts/lib/native.js)."""
-    if "DB_DRIVER" not in env and PGX_MODULE in k6_modules(k6):
-        env["DB_DRIVER"] = "pgx"
-    if "YBBENCH_NATIVE" not in env and NATIVE_MODULE in k6_modules(k6):
+    """The cheapest statement path this k6 has, where nobody chose a driver:
+    our native module's pgconn, else pgx; the scripts' own default is lib/pq,
+    the official extension (k6-scripts/lib/db.js). Our native helpers
+    likewise (k6-scripts/lib/native.js)."""
+    modules = k6_modules(k6)
+    if "DB_DRIVER" not in env:
+        if NATIVE_MODULE in modules:
+            env["DB_DRIVER"] = "pgconn"
+        elif PGX_MODULE in modules:
+            env["DB_DRIVER"] = "pgx"
+    if "YBBENCH_NATIVE" not in env and NATIVE_MODULE in modules:
         env["YBBENCH_NATIVE"] = "1"
 
 

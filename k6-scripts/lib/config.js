@@ -83,7 +83,7 @@ export function identifier(name, dflt) {
 // never passes through the script, its logs or the command line.
 export function connection() {
   return {
-    driver: oneOf("DB_DRIVER", "postgres", ["postgres", "pgx"]),
+    driver: oneOf("DB_DRIVER", "postgres", ["postgres", "pgx", "pgconn"]),
     nodes: nodes("YSQL_NODES", "127.0.0.1:5433"),
     user: str("DB_USER", "yugabyte", { pattern: /^[A-Za-z0-9_.@-]+$/, hint: "a plain role name" }),
     database: str("DB_NAME", "yugabyte", { pattern: /^[A-Za-z0-9_.-]+$/, hint: "a plain database name" }),

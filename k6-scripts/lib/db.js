@@ -12,6 +12,7 @@
 // runs every workload.
 import sql from "k6/x/sql";
 import pq from "k6/x/sql/driver/postgres";
+import { native, load } from "./native.js";
 
 function dsn(conn, node) {
   return [
@@ -40,7 +41,10 @@ export function nodeFor(conn, vu) {
 }
 
 // In the init context: require() is not available later (setup, VU code).
-const drivers = { postgres: pq, ...(__ENV.DB_DRIVER === "pgx" ? { pgx: pgxDriver() } : {}) };
+// With DB_DRIVER=pgconn, setup and teardown use lib/pq: only the load's
+// statements take the native path (runners).
+const drivers = { postgres: pq, pgconn: pq, ...(__ENV.DB_DRIVER === "pgx" ? { pgx: pgxDriver() } : {}) };
+const pgconnModule = __ENV.DB_DRIVER === "pgconn" ? native || load("DB_DRIVER=pgconn") : null;
 
 function pgxDriver() {
   const m = require("k6/x/sql/driver/pgx");
@@ -59,10 +63,18 @@ export function open(conn, node) {
   return sql.open(drivers[conn.driver], dsn(conn, node), { max_open_conns: 1, max_idle_conns: 1 });
 }
 
-// db.query and db.exec of a VU's pool, looked up once: every property read
-// on the Go object makes a new function object (~2 µs and ~300 bytes a
-// statement otherwise). Plain functions: they stay bound to the pool.
-export function runners(db) {
+// The load's query and exec of a VU: db.query and db.exec of its pool,
+// looked up once (every property read on the Go object makes a new function
+// object: ~2 µs and ~300 bytes a statement otherwise; plain functions, they
+// stay bound to the pool). With DB_DRIVER=pgconn, those of a connection of
+// our native module to the same node, which runs the same statements
+// without xk6-sql and database/sql (compose/k6/xk6-ybbench/pgconn.go); it
+// connects at its first statement.
+export function runners(db, conn, node) {
+  if (pgconnModule) {
+    const session = pgconnModule.pgconnSession(dsn(conn, node));
+    return { query: session.query, exec: session.exec };
+  }
   return { query: db.query, exec: db.exec };
 }
 

@@ -54,7 +54,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
     : readShape === "in"
       ? `SELECT k, v FROM ${table} WHERE k IN (${placeholders(opSize, (i) => `$${i + 1}`)})`
       : `SELECT k, v FROM ${table} WHERE k >= $1 AND k <= $2`;
-  const sql = runners(db);
+  const sql = runners(db, conn, nodeFor(conn, __VU));
   // Statement text, then its parameters (lib/metrics.js attempt).
   const writeArgs = new Array(1 + 2 * opSize);
   const ranged = readShape === "range" && opSize > 1;

@@ -8,16 +8,17 @@
 // extensions (lib/db.js).
 import { oneOf } from "./config.js";
 
-function load() {
+// `why` names the setting that asked for it, for the error without it.
+export function load(why) {
   const m = require("k6/x/ybbench");
   // A k6 without the module hands over a placeholder (lib/db.js).
   if (typeof m.ycsbKeyName !== "function") {
     throw new Error(
-      "YBBENCH_NATIVE=1: this k6 has no k6/x/ybbench module (compose/k6/xk6-ybbench); " +
-        "unset YBBENCH_NATIVE or use a k6 built with it (compose/k6/Dockerfile, native/build.sh)",
+      `${why}: this k6 has no k6/x/ybbench module (compose/k6/xk6-ybbench); ` +
+        "unset it or use a k6 built with the module (compose/k6/Dockerfile, native/build.sh)",
     );
   }
   return m;
 }
 
-export const native = oneOf("YBBENCH_NATIVE", "0", ["0", "1"]) === "1" ? load() : null;
+export const native = oneOf("YBBENCH_NATIVE", "0", ["0", "1"]) === "1" ? load("YBBENCH_NATIVE=1") : null;

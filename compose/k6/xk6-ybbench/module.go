@@ -20,12 +20,13 @@ type root struct{}
 
 type module struct {
 	rt      *sobek.Runtime
+	vu      vu
 	exports exports
 }
 
 func (*root) NewModuleInstance(v vu) instance {
 	installLatencySink(v)
-	m := &module{rt: v.Runtime()}
+	m := &module{rt: v.Runtime(), vu: v}
 	// Functions of the form func(sobek.FunctionCall) sobek.Value: sobek calls
 	// them directly, not through reflect as it calls a plain Go func.
 	m.exports.Named = map[string]any{
@@ -35,6 +36,7 @@ func (*root) NewModuleInstance(v vu) instance {
 		"ycsbFieldFiller": m.ycsbFieldFiller,
 		"kvRowFiller":     m.kvRowFiller,
 		"latencySummary":  m.latencySummary,
+		"pgconnSession":   m.pgconnSession,
 	}
 	return m
 }

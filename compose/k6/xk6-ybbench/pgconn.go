@@ -1,0 +1,239 @@
+package ybbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/grafana/sobek"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// pgconnSession(dsn): {query, exec, close} of one connection that runs the
+// workloads' statements over pgx's wire-protocol layer (pgconn), without
+// xk6-sql and database/sql in between (DB_DRIVER=pgconn, lib/db.js).
+// Measured on sql-selects (a CPU profile of k6 with pgx under xk6-sql):
+// database/sql's pool, the driver.Value conversions, rows scanned into
+// maps and the reflect call into xk6-sql took ~40% of k6's CPU per
+// statement, as much again as pgx's own work and the socket writes.
+//
+// What the server sees is what pgx under xk6-sql sends: each statement text
+// prepared once per connection, then Bind/Execute/Sync, one round trip.
+// What the script sees is what xk6-sql returns: query gives an array of
+// {column: value} rows, exec an object with rowsAffected(); errors throw
+// with pgx's words, "... (SQLSTATE 23505)". One difference, on purpose: an
+// error after the first rows throws (xk6-sql returns the rows read so far).
+type pgSession struct {
+	m      *module
+	vu     vu
+	config *pgconn.Config
+	conn   *pgconn.PgConn
+	stmts  map[string]*statement
+	params [][]byte
+	format []int16
+}
+
+// A prepared statement and how its result columns become JavaScript values.
+type statement struct {
+	sd      *pgconn.StatementDescription
+	results []int16 // bytea in binary, the rest in text
+	names   []string
+	decode  []func(*sobek.Runtime, []byte) sobek.Value
+}
+
+func (m *module) pgconnSession(c sobek.FunctionCall) sobek.Value {
+	// The password comes from PGPASSWORD or PGPASSFILE, never the DSN.
+	config, err := pgconn.ParseConfig(c.Argument(0).String())
+	if err != nil {
+		panic(m.rt.NewGoError(err))
+	}
+	s := &pgSession{m: m, vu: m.vu, config: config}
+	o := m.rt.NewObject()
+	for name, fn := range map[string]func(sobek.FunctionCall) sobek.Value{
+		"query": func(c sobek.FunctionCall) sobek.Value { return s.run(c, true) },
+		"exec":  func(c sobek.FunctionCall) sobek.Value { return s.run(c, false) },
+		"close": s.close,
+	} {
+		if err := o.Set(name, fn); err != nil {
+			panic(err)
+		}
+	}
+	return o
+}
+
+// Statements run under the VU's context, as in xk6-sql: one still running
+// when k6 stops the VU is cancelled.
+func (s *pgSession) ctx() context.Context {
+	if c := s.vu.Context(); c != nil {
+		return c
+	}
+	return context.Background()
+}
+
+func (s *pgSession) throw(err error) {
+	// A connection that broke (node down, restart) is replaced at the next
+	// statement, as database/sql replaces a bad connection of its pool.
+	if s.conn != nil && s.conn.IsClosed() {
+		s.conn, s.stmts = nil, nil
+	}
+	panic(s.m.rt.NewGoError(err))
+}
+
+// run(statement, parameters...): rows, or the command's result.
+func (s *pgSession) run(c sobek.FunctionCall, query bool) sobek.Value {
+	ctx := s.ctx()
+	if s.conn == nil {
+		conn, err := pgconn.ConnectConfig(ctx, s.config)
+		if err != nil {
+			s.throw(err)
+		}
+		s.conn, s.stmts = conn, map[string]*statement{}
+	}
+	text := c.Argument(0).String()
+	st := s.stmts[text]
+	if st == nil {
+		sd, err := s.conn.Prepare(ctx, fmt.Sprintf("ybbench_%d", len(s.stmts)), text, nil)
+		if err != nil {
+			s.throw(err)
+		}
+		st = newStatement(s.m.rt, sd)
+		s.stmts[text] = st
+	}
+	args := c.Arguments[min(1, len(c.Arguments)):]
+	if len(args) != len(st.sd.ParamOIDs) {
+		s.throw(fmt.Errorf("expected %d arguments, got %d", len(st.sd.ParamOIDs), len(args)))
+	}
+	s.encode(args)
+	rr := s.conn.ExecStatement(ctx, st.sd, s.params, s.format, st.results)
+	var rows []any
+	for rr.NextRow() {
+		if query {
+			rows = append(rows, st.row(s.m.rt, rr.Values()))
+		}
+	}
+	tag, err := rr.Close()
+	if err != nil {
+		s.throw(err)
+	}
+	if query {
+		return s.m.rt.NewArray(rows...)
+	}
+	return s.m.rt.ToValue(execResult{tag.RowsAffected()})
+}
+
+// Parameters as lib/pq sends them: text, which the server reads as the
+// parameter's type; byte arrays (kvRowFiller's values, ArrayBuffers) in
+// binary, which for bytea is the bytes themselves.
+func (s *pgSession) encode(args []sobek.Value) {
+	s.params, s.format = s.params[:0], s.format[:0]
+	for _, a := range args {
+		var p []byte
+		var f int16
+		switch {
+		case sobek.IsUndefined(a) || sobek.IsNull(a):
+		case sobek.IsString(a):
+			p = []byte(a.String())
+		case sobek.IsNumber(a):
+			if n := a.ToFloat(); n == float64(int64(n)) {
+				p = strconv.AppendInt(nil, int64(n), 10)
+			} else {
+				p = strconv.AppendFloat(nil, n, 'g', -1, 64)
+			}
+		default:
+			switch x := a.Export().(type) {
+			case []byte:
+				p, f = x, 1
+			case sobek.ArrayBuffer:
+				p, f = x.Bytes(), 1
+			case bool:
+				p = []byte(strconv.FormatBool(x))
+			default:
+				p = []byte(a.String())
+			}
+		}
+		s.params, s.format = append(s.params, p), append(s.format, f)
+	}
+}
+
+func (s *pgSession) close(sobek.FunctionCall) sobek.Value {
+	if s.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := s.conn.Close(ctx)
+		s.conn, s.stmts = nil, nil
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			panic(s.m.rt.NewGoError(err))
+		}
+	}
+	return sobek.Undefined()
+}
+
+// execResult is xk6-sql's exec result as scripts use it: rowsAffected().
+type execResult struct{ n int64 }
+
+func (r execResult) RowsAffected() int64 { return r.n }
+
+// Column types the workloads read, as JavaScript values like those xk6-sql
+// gives through pgx: integers and floats as numbers, bool as boolean, bytea
+// as bytes, everything else as its text.
+const (
+	oidBool    = 16
+	oidBytea   = 17
+	oidInt8    = 20
+	oidInt2    = 21
+	oidInt4    = 23
+	oidOID     = 26
+	oidFloat4  = 700
+	oidFloat8  = 701
+	textFormat = 0
+	binFormat  = 1
+)
+
+func newStatement(rt *sobek.Runtime, sd *pgconn.StatementDescription) *statement {
+	st := &statement{sd: sd}
+	for _, f := range sd.Fields {
+		format := int16(textFormat)
+		var decode func(*sobek.Runtime, []byte) sobek.Value
+		switch f.DataTypeOID {
+		case oidBytea:
+			format = binFormat
+			decode = func(rt *sobek.Runtime, b []byte) sobek.Value {
+				return rt.ToValue(rt.NewArrayBuffer(append([]byte(nil), b...)))
+			}
+		case oidBool:
+			decode = func(rt *sobek.Runtime, b []byte) sobek.Value { return rt.ToValue(string(b) == "t") }
+		case oidInt2, oidInt4, oidInt8, oidOID:
+			decode = func(rt *sobek.Runtime, b []byte) sobek.Value {
+				n, _ := strconv.ParseInt(string(b), 10, 64) // the server's own text of an integer
+				return rt.ToValue(n)
+			}
+		case oidFloat4, oidFloat8:
+			decode = func(rt *sobek.Runtime, b []byte) sobek.Value {
+				n, _ := strconv.ParseFloat(string(b), 64) // including NaN, Infinity
+				return rt.ToValue(n)
+			}
+		default:
+			decode = func(rt *sobek.Runtime, b []byte) sobek.Value { return rt.ToValue(string(b)) }
+		}
+		st.results = append(st.results, format)
+		st.names = append(st.names, f.Name)
+		st.decode = append(st.decode, decode)
+	}
+	return st
+}
+
+func (st *statement) row(rt *sobek.Runtime, values [][]byte) *sobek.Object {
+	o := rt.NewObject()
+	for i, v := range values {
+		val := sobek.Null()
+		if v != nil {
+			val = st.decode[i](rt, v)
+		}
+		if err := o.Set(st.names[i], val); err != nil {
+			panic(err)
+		}
+	}
+	return o
+}
