@@ -1,10 +1,10 @@
-"""Client CPU per operation: k6 (lib/pq; pgx; pgx with our native helpers)
-next to pgbench, on one PostgreSQL, in one run; and k6's memory. A
+"""Client CPU per operation: k6 (lib/pq; pgx; pgx with our native helpers;
+our native module's own statement path, pgconn) next to pgbench, on one PostgreSQL, in one run; and k6's memory. A
 benchmark, not a test: it prints tables.
 
     python3 -m bench.client_efficiency [--seconds 10] [--repeat 3] [--clients 16] [--memory-vus 400,2400]
-                                       [--cases select,...] [--k6-clients plain,pgx,native]
-                                       [--rss-minutes 10] [--rss-clients native,plain]
+                                       [--cases select,...] [--k6-clients plain,pgx,native,pgconn]
+                                       [--rss-minutes 10] [--rss-clients pgconn,plain]
 
 For each workload, every client runs the same statements against the same
 table for the same time with the same concurrency (kv-recent-read-heavy runs
@@ -94,13 +94,15 @@ def pgbench(pg: Postgres, script: str, clients: int, seconds: int) -> Measure:
 
 # k6 clients: (name, label, environment). "plain" is what any k6 with the
 # official extensions runs (Grafana Cloud k6); "pgx" adds our pgx driver
-# module; "native" also our native helpers (k6/x/ybbench), as `ybbench run`
-# and the compose k6 run. pgx and native side by side are the A/B of the
-# native helpers.
+# module; "native" also our native helpers (k6/x/ybbench); "pgconn" runs the
+# statements on that module's own path too, without xk6-sql, as `ybbench
+# run` and the compose k6 do. Side by side, pgx and native are the A/B of
+# the native helpers, native and pgconn that of the statement path.
 K6_CLIENTS = {
     "plain": ("k6 + xk6-sql + lib/pq", {"DB_DRIVER": "postgres", "YBBENCH_NATIVE": "0"}),
     "pgx": ("k6 + xk6-sql + pgx", {"DB_DRIVER": "pgx", "YBBENCH_NATIVE": "0"}),
-    "native": ("k6 + pgx + k6/x/ybbench", {"DB_DRIVER": "pgx", "YBBENCH_NATIVE": "1"}),
+    "native": ("k6 + xk6-sql + pgx + ybbench helpers", {"DB_DRIVER": "pgx", "YBBENCH_NATIVE": "1"}),
+    "pgconn": ("k6 + k6/x/ybbench (pgconn + helpers)", {"DB_DRIVER": "pgconn", "YBBENCH_NATIVE": "1"}),
 }
 
 
@@ -153,7 +155,7 @@ def load_table(pg: Postgres) -> None:
 def load_ycsb(pg: Postgres) -> None:
     """usertable as k6's ycsb-load writes it (YCSB's hashed keys), and the
     same rows under `user<n>` keys for pgbench, which cannot hash."""
-    k6(pg, "ycsb-load", "native", 16, 600, RECORD_COUNT=YCSB_RECORDS)
+    k6(pg, "ycsb-load", "pgconn", 16, 600, RECORD_COUNT=YCSB_RECORDS)
     pg.query("DROP TABLE IF EXISTS usertable_pgbench")
     pg.query("CREATE TABLE usertable_pgbench (LIKE usertable INCLUDING ALL)")
     pg.query(f"INSERT INTO usertable_pgbench SELECT 'user' || n, {', '.join(['repeat(md5(n::text), 3)'] * 10)} "
@@ -274,7 +276,7 @@ def sizing_table(per_core: dict[tuple[str, str], float]) -> Table:
 
 
 def memory_table(pg: Postgres, vus_list: list[int], seconds: int) -> Table:
-    table = Table(title="k6 memory: peak RSS with N VUs, each holding a pgx connection (sql-selects)")
+    table = Table(title="k6 memory: peak RSS with N VUs, each holding a connection (sql-selects, pgconn)")
     for col in ("VUs", "k6 peak RSS MB", "RSS / VUs KB", "KB per added VU"):
         table.add_column(col, justify="right")
     previous = None
@@ -282,7 +284,7 @@ def memory_table(pg: Postgres, vus_list: list[int], seconds: int) -> Table:
         console.log(f"memory: {vus} VUs")
         # All VUs connect at once: 2,400 SCRAM handshakes take PostgreSQL on
         # two cores past the default 10 s connect timeout.
-        m = k6(pg, "sql-selects", "native", vus, seconds, KEY_PREFIX=PREFIX, MAX_WRITTEN_KEY=ROWS, DB_CONNECT_TIMEOUT=60)
+        m = k6(pg, "sql-selects", "pgconn", vus, seconds, KEY_PREFIX=PREFIX, MAX_WRITTEN_KEY=ROWS, DB_CONNECT_TIMEOUT=60)
         # The marginal cost is what sizing needs: RSS / VUs includes k6's own base.
         added = f"{(m.max_rss_kb - previous[1]) / (vus - previous[0]):,.0f}" if previous else "-"
         table.add_row(str(vus), f"{m.max_rss_kb / 1024:,.0f}", f"{m.max_rss_kb / vus:,.0f}", added)
@@ -345,7 +347,7 @@ def main() -> None:
     ap.add_argument("--k6-clients", default=",".join(K6_CLIENTS),
                     help=f"k6 clients of the throughput table, of {', '.join(K6_CLIENTS)}")
     ap.add_argument("--rss-minutes", type=float, default=10, help="length of the memory-over-time runs (0 to skip)")
-    ap.add_argument("--rss-clients", default="native,plain", help="k6 clients of the memory-over-time runs")
+    ap.add_argument("--rss-clients", default="pgconn,plain", help="k6 clients of the memory-over-time runs")
     a = ap.parse_args()
     vus_list = [int(v) for v in a.memory_vus.split(",") if v]
     k6_clients, rss_clients = ([c for c in v.split(",") if c] for v in (a.k6_clients, a.rss_clients))
