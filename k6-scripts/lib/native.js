@@ -1,9 +1,10 @@
-// k6/x/ybbench, our Go module of native helpers (compose/k6/xk6-ybbench):
-// YCSB keys and field values made in Go instead of k6's interpreter, and an
-// end-of-test latency summary of fixed size. Loaded only with
-// YBBENCH_NATIVE=1, which `ybbench run` and the compose k6 set where their
-// k6 has the module; otherwise null, and every workload computes the same
-// in JavaScript (what Grafana Cloud k6's official extensions run).
+// k6/x/ybbench, our Go native module (compose/k6/xk6-ybbench). Its helpers:
+// YCSB keys, field values and key-value rows made in Go instead of k6's
+// interpreter, and an end-of-test latency summary of fixed size; `native`
+// is the module with YBBENCH_NATIVE=1, which `ybbench run` and the compose
+// k6 set where their k6 has it, otherwise null, and every workload computes
+// the same in JavaScript (what Grafana Cloud k6's official extensions run).
+// Its statement path (DB_DRIVER=pgconn) loads it too (lib/db.js).
 // require(), not import: a static import is what k6 reads as a script's
 // extensions (lib/db.js).
 import { oneOf } from "./config.js";

@@ -1,9 +1,12 @@
-// Package ybbench is k6/x/ybbench, ybbench's native helpers for its k6
-// scripts: YCSB key names, key choosers and field values computed in Go
-// instead of k6's JavaScript interpreter, and an end-of-test latency
-// summary of fixed size. The scripts load it only with YBBENCH_NATIVE=1
-// (k6-scripts/lib/native.js), which `ybbench run` and the compose k6 set
-// where their k6 has it; without it they compute the same in JavaScript.
+// Package ybbench is k6/x/ybbench, ybbench's native module for its k6
+// scripts: a statement path without xk6-sql (pgconn.go, DB_DRIVER=pgconn);
+// and helpers, YCSB key names, key choosers, field values and key-value
+// rows computed in Go instead of k6's JavaScript interpreter, and an
+// end-of-test latency summary of fixed size (YBBENCH_NATIVE=1). The
+// scripts load it only when one of those asks (k6-scripts/lib/native.js,
+// lib/db.js), which `ybbench run` and the compose k6 do where their k6 has
+// it; without it they run the same statements through xk6-sql and compute
+// the same in JavaScript.
 package ybbench
 
 import (

@@ -33,7 +33,11 @@ type pgSession struct {
 	stmts  map[string]*statement
 	params [][]byte
 	format []int16
+	// exec's results: objects whose rowsAffected() reads a symbol.
+	result *sobek.Object
 }
+
+var rowsAffected = sobek.NewSymbol("rowsAffected")
 
 // A prepared statement and how its result columns become JavaScript values.
 type statement struct {
@@ -49,7 +53,12 @@ func (m *module) pgconnSession(c sobek.FunctionCall) sobek.Value {
 	if err != nil {
 		panic(m.rt.NewGoError(err))
 	}
-	s := &pgSession{m: m, vu: m.vu, config: config}
+	s := &pgSession{m: m, vu: m.vu, config: config, result: m.rt.NewObject()}
+	if err := s.result.Set("rowsAffected", func(c sobek.FunctionCall) sobek.Value {
+		return c.This.ToObject(m.rt).GetSymbol(rowsAffected)
+	}); err != nil {
+		panic(err)
+	}
 	o := m.rt.NewObject()
 	for name, fn := range map[string]func(sobek.FunctionCall) sobek.Value{
 		"query": func(c sobek.FunctionCall) sobek.Value { return s.run(c, true) },
@@ -73,8 +82,9 @@ func (s *pgSession) ctx() context.Context {
 }
 
 func (s *pgSession) throw(err error) {
-	// A connection that broke (node down, restart) is replaced at the next
-	// statement, as database/sql replaces a bad connection of its pool.
+	// A connection that broke (node down, restart, its context ended) is
+	// replaced at the next statement, as database/sql replaces a bad
+	// connection of its pool.
 	if s.conn != nil && s.conn.IsClosed() {
 		s.conn, s.stmts = nil, nil
 	}
@@ -83,6 +93,8 @@ func (s *pgSession) throw(err error) {
 
 // run(statement, parameters...): rows, or the command's result.
 func (s *pgSession) run(c sobek.FunctionCall, query bool) sobek.Value {
+	// k6 gives each iteration a context of its own: pgconn watches it for
+	// each statement.
 	ctx := s.ctx()
 	if s.conn == nil {
 		conn, err := pgconn.ConnectConfig(ctx, s.config)
@@ -120,7 +132,11 @@ func (s *pgSession) run(c sobek.FunctionCall, query bool) sobek.Value {
 	if query {
 		return s.m.rt.NewArray(rows...)
 	}
-	return s.m.rt.ToValue(execResult{tag.RowsAffected()})
+	r := s.m.rt.CreateObject(s.result)
+	if err := r.SetSymbol(rowsAffected, tag.RowsAffected()); err != nil {
+		panic(err)
+	}
+	return r
 }
 
 // Parameters as lib/pq sends them: text, which the server reads as the
@@ -169,11 +185,6 @@ func (s *pgSession) close(sobek.FunctionCall) sobek.Value {
 	}
 	return sobek.Undefined()
 }
-
-// execResult is xk6-sql's exec result as scripts use it: rowsAffected().
-type execResult struct{ n int64 }
-
-func (r execResult) RowsAffected() int64 { return r.n }
 
 // Column types the workloads read, as JavaScript values like those xk6-sql
 // gives through pgx: integers and floats as numbers, bool as boolean, bytea
