@@ -1,6 +1,7 @@
 """Client CPU per operation: k6 (lib/pq; pgx; pgx with our native helpers;
-our native module's own statement path, pgconn) next to pgbench, on one PostgreSQL, in one run; and k6's memory. A
-benchmark, not a test: it prints tables.
+our native module's own statement path, pgconn) next to pgbench, on one
+PostgreSQL, in one run; and k6's memory. A benchmark, not a test: it prints
+tables (~45 minutes on 2 cores).
 
     python3 -m bench.client_efficiency [--seconds 10] [--repeat 3] [--clients 16] [--memory-vus 400,2400]
                                        [--cases select,...] [--k6-clients plain,pgx,native,pgconn]
