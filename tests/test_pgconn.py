@@ -1,8 +1,9 @@
 """Our native module's statement path (DB_DRIVER=pgconn,
 compose/k6/xk6-ybbench/pgconn.go), which `ybbench run` and the compose k6
 take where their k6 has the module: the results the workloads read from
-xk6-sql, on a real PostgreSQL (tests/k6/pgconn_api.js); the statements the
-server sees; and the plain paths still there when asked for."""
+xk6-sql, on a real PostgreSQL (tests/k6/pgconn_api.js). Cancellation at the
+end of a run: test_sql_extension.py; partial results: test_partial_results.py;
+the workloads on it, and on pgx and lib/pq: test_end_to_end.py."""
 
 from __future__ import annotations
 

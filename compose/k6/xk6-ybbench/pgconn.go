@@ -9,6 +9,7 @@ import (
 
 	"github.com/grafana/sobek"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // pgconnSession(dsn): {query, exec, close} of one connection that runs the
@@ -160,9 +161,9 @@ func (s *pgSession) encode(args []sobek.Value) {
 		default:
 			switch x := a.Export().(type) {
 			case []byte:
-				p, f = x, 1
+				p, f = x, pgtype.BinaryFormatCode
 			case sobek.ArrayBuffer:
-				p, f = x.Bytes(), 1
+				p, f = x.Bytes(), pgtype.BinaryFormatCode
 			case bool:
 				p = []byte(strconv.FormatBool(x))
 			default:
@@ -189,38 +190,25 @@ func (s *pgSession) close(sobek.FunctionCall) sobek.Value {
 // Column types the workloads read, as JavaScript values like those xk6-sql
 // gives through pgx: integers and floats as numbers, bool as boolean, bytea
 // as bytes, everything else as its text.
-const (
-	oidBool    = 16
-	oidBytea   = 17
-	oidInt8    = 20
-	oidInt2    = 21
-	oidInt4    = 23
-	oidOID     = 26
-	oidFloat4  = 700
-	oidFloat8  = 701
-	textFormat = 0
-	binFormat  = 1
-)
-
 func newStatement(rt *sobek.Runtime, sd *pgconn.StatementDescription) *statement {
 	st := &statement{sd: sd}
 	for _, f := range sd.Fields {
-		format := int16(textFormat)
+		format := int16(pgtype.TextFormatCode)
 		var decode func(*sobek.Runtime, []byte) sobek.Value
 		switch f.DataTypeOID {
-		case oidBytea:
-			format = binFormat
+		case pgtype.ByteaOID:
+			format = pgtype.BinaryFormatCode
 			decode = func(rt *sobek.Runtime, b []byte) sobek.Value {
 				return rt.ToValue(rt.NewArrayBuffer(append([]byte(nil), b...)))
 			}
-		case oidBool:
+		case pgtype.BoolOID:
 			decode = func(rt *sobek.Runtime, b []byte) sobek.Value { return rt.ToValue(string(b) == "t") }
-		case oidInt2, oidInt4, oidInt8, oidOID:
+		case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.OIDOID:
 			decode = func(rt *sobek.Runtime, b []byte) sobek.Value {
 				n, _ := strconv.ParseInt(string(b), 10, 64) // the server's own text of an integer
 				return rt.ToValue(n)
 			}
-		case oidFloat4, oidFloat8:
+		case pgtype.Float4OID, pgtype.Float8OID:
 			decode = func(rt *sobek.Runtime, b []byte) sobek.Value {
 				n, _ := strconv.ParseFloat(string(b), 64) // including NaN, Infinity
 				return rt.ToValue(n)
