@@ -11,7 +11,7 @@
 //   VUS DURATION     concurrency and length (16, 30s); LOAD_MODEL etc.: README
 import { identifier, int, str, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, ensure, where } from "./lib/db.js";
-import { key, valueMaker } from "./lib/keys.js";
+import { sqlRowFiller } from "./lib/keys.js";
 import { attempt, tagIteration, pastBound, unacknowledged } from "./lib/metrics.js";
 import { summaryHandler } from "./lib/summary.js";
 import { options as runOptions, testid, iterationInTest } from "./lib/run.js";
@@ -38,21 +38,21 @@ export function setup() {
   const prefix = keyPrefix || testid();
   console.log(`sql-inserts: keys ${prefix}:<n> into ${table} on ${conn.nodes.length} node(s)`);
   // What was written, for summary.json and `ybbench verify`: iteration n
-  // writes key(prefix, n) with value makeValue(n) (lib/keys.js).
+  // writes key(prefix, n) with value valueMaker(prefix, row_bytes)(n)
+  // (lib/keys.js sqlRowFiller).
   return { prefix, written: { scheme: "sql-inserts", table, prefix, row_bytes: rowBytes, rows_per_iteration: 1, ...where(conn) } };
 }
 
-let makeValue;
+let fill;
 
 export default function (data) {
-  if (!makeValue) makeValue = valueMaker(data.prefix, rowBytes);
+  if (!fill) fill = sqlRowFiller(data.prefix, rowBytes);
   // iterationInTest is unique across VUs and across k6 instances running
   // execution segments of one test, so no two iterations write one key.
   const n = iterationInTest();
   if (pastBound(n, numUniqueKeys)) return;
   tagIteration("insert");
-  args[1] = key(data.prefix, n);
-  args[2] = makeValue(n);
+  fill(args, 1, n);
   // A single-row INSERT that succeeds wrote its row: no rowsAffected() call.
   if (attempt("insert", sql.exec, args) === undefined) unacknowledged(n, 1);
 }

@@ -14,12 +14,15 @@ import zlib
 
 import pytest
 
+from ybbench.verify import SqlInsertsKeys
+
 from .stack import BIN, REPO
 from .test_workloads_ycsb import THETA, YCSB_ZETAN, within, zeta
 from .workloads import fnvhash64, ycsb_key
 
 RECORDS, DRAWS = 2000, 60_000
 KEYNUMS = [0, 1, 2, 999, 2**31, 2**32 - 1, 2**32, 2**32 + 7, 2**36 - 1, 123_456_789_012]
+SQL_INDEXES = [0, 7, 99_999, 2**40 - 3, 123_456_789_012]
 
 
 def k6_script(script: str, tmp_path, _code: int = 0, **env) -> dict:
@@ -35,7 +38,7 @@ def k6_script(script: str, tmp_path, _code: int = 0, **env) -> dict:
 @pytest.fixture(scope="module", params=["1", "0"], ids=["native", "javascript"])
 def helpers(binaries, request, tmp_path_factory):
     d = k6_script("workload_helpers", tmp_path_factory.mktemp("helpers"), YBBENCH_NATIVE=request.param,
-                  RECORDS=str(RECORDS), DRAWS=str(DRAWS), KEYNUMS=",".join(map(str, KEYNUMS)))
+                  RECORDS=str(RECORDS), DRAWS=str(DRAWS), KEYNUMS=",".join(map(str, KEYNUMS)), SQL_INDEXES=",".join(map(str, SQL_INDEXES)))
     assert d["native"] == (request.param == "1")  # the path asked for is the path taken
     return d
 
@@ -117,6 +120,17 @@ def test_key_value_rows_are_padded_keys_and_stamped_random_values(helpers):
     body = b"".join(v[6:] for v in values)
     assert len(zlib.compress(body, 9)) > 0.99 * len(body)
     assert len({v[6:] for v in values}) == 600
+
+
+def test_sql_inserts_rows_are_what_verify_expects(helpers):
+    """Keys `<prefix>:<n>`, values `val:<n>` padded with x to 24 bytes of
+    key and value, unpadded once the key and `val:<n>` fill them."""
+    expected = [["statement", f"sq-1:{n}", f"val:{n}" + "x" * max(0, 24 - len(f"sq-1:{n}") - len(f"val:{n}"))]
+                for n in SQL_INDEXES]
+    assert helpers["sql"] == expected
+    assert expected[0][2] == "val:0" + "x" * 13 and expected[-1][2] == "val:123456789012"
+    w = SqlInsertsKeys({"prefix": "sq-1", "row_bytes": 24})
+    assert all(w.key(n) == k and w.value_ok(n, v) for n, (_, k, v) in zip(SQL_INDEXES, helpers["sql"]))
 
 
 def test_native_latency_summary_agrees_with_k6s_exact_trends(binaries, tmp_path):

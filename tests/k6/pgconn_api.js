@@ -38,6 +38,28 @@ export default function () {
   });
   check(s.query("SELECT k FROM pgconn_t WHERE k = $1", "nope"), { "no rows is an empty array": (x) => x.length === 0 });
 
+  // Rows are made from their bytes when read (pgrows.go), and behave as
+  // the plain objects xk6-sql returns.
+  const [a, b] = s.query("SELECT k, i AS x, t, k AS x, z FROM pgconn_t ORDER BY k");
+  check(a, {
+    "a row's keys are its columns in order, a repeated name once": (x) => JSON.stringify(Object.keys(x)) === '["k","x","t","z"]',
+    "a repeated name has its last column's value": (x) => x.x === "a",
+    "a row is JSON like a plain object": (x) => JSON.stringify(x) === '{"k":"a","x":"a","t":true,"z":null}',
+    "a row spreads and has its own properties": (x) => ({ ...x }).t === true && x.hasOwnProperty("z") && !("nope" in x) && x.nope === undefined,
+  });
+  b.k = "changed";
+  b.extra = 1;
+  delete b.t;
+  check(b, {
+    "a row's values can be set, added and deleted": (x) =>
+      JSON.stringify(x) === '{"k":"changed","x":"b","z":null,"extra":1}' && !("t" in x) && x.t === undefined,
+  });
+  const [one, two, oneAgain] = [s.exec("UPDATE pgconn_t SET i = i WHERE k = 'a'"), r, s.exec("UPDATE pgconn_t SET i = i WHERE k = 'b'")];
+  check(one, {
+    "results of equal counts are each right, and cannot be changed": (x) =>
+      x.rowsAffected() === 1 && oneAgain.rowsAffected() === 1 && two.rowsAffected() === 2 && Object.isFrozen(x),
+  });
+
   // The key-value workloads' values: Go byte slices from kvRowFiller, all
   // 256 byte values, written as they are.
   const row = new Array(2);

@@ -1,10 +1,11 @@
 // What lib/ycsb.js and lib/keys.js hand the workloads, on whichever path
 // YBBENCH_NATIVE selects (lib/native.js): YCSB key names of KEYNUMS, DRAWS
 // key draws of each request distribution over RECORDS records, field
-// values, and key-value rows (keys, and values as hex); written as JSON to
+// values, key-value rows (keys, and values as hex), and sql-inserts' rows
+// of SQL_INDEXES; written as JSON to
 // OUT (tests/test_native_helpers.py).
 import { keyName, keyChooser, fieldMaker, fieldFiller } from "../../k6-scripts/lib/ycsb.js";
-import { rowFiller } from "../../k6-scripts/lib/keys.js";
+import { rowFiller, sqlRowFiller } from "../../k6-scripts/lib/keys.js";
 import { native } from "../../k6-scripts/lib/native.js";
 
 export const options = { vus: 1, iterations: 1 };
@@ -29,10 +30,16 @@ export function handleSummary() {
   // 600 rows of 256-byte values: more than one 64 KB pool.
   const rows = new Array(1 + 2 * 600);
   rowFiller("kvt", 50, 256)(rows, 1, 2 ** 40 - 3, 600);
+  const sql = __ENV.SQL_INDEXES.split(",").map((n) => {
+    const a = ["statement", "", ""];
+    sqlRowFiller("sq-1", 24)(a, 1, Number(n));
+    return a;
+  });
   const hex = (v) => Array.from(new Uint8Array(v), (b) => b.toString(16).padStart(2, "0")).join("");
   return {
     [__ENV.OUT]: JSON.stringify({
       kv: { keys: rows.filter((_, i) => i % 2 === 1), values: rows.filter((_, i) => i > 0 && i % 2 === 0).map(hex) },
+      sql,
       native: native !== null,
       keys: __ENV.KEYNUMS.split(",").map((n) => keyName(Number(n))),
       counts,

@@ -48,3 +48,19 @@ func randomValueMaker(size int) func(uint64) []byte {
 		return v
 	}
 }
+
+// sql-inserts' keys and values (k6-scripts/lib/keys.js key and valueMaker):
+// key `<prefix>:<index>`, value `val:<index>` padded with x so that key and
+// value fill rowBytes.
+func sqlRowMaker(prefix string, rowBytes int) func(uint64) (string, string) {
+	head := prefix + ":"
+	pad := strings.Repeat("x", rowBytes)
+	return func(index uint64) (string, string) {
+		n := strconv.FormatUint(index, 10)
+		value := "val:" + n
+		if missing := rowBytes - len(head) - len(n) - len(value); missing > 0 {
+			value += pad[:missing]
+		}
+		return head + n, value
+	}
+}

@@ -38,6 +38,7 @@ func (*root) NewModuleInstance(v vu) instance {
 		"ycsbFieldMaker":  m.ycsbFieldMaker,
 		"ycsbFieldFiller": m.ycsbFieldFiller,
 		"kvRowFiller":     m.kvRowFiller,
+		"sqlRowFiller":    m.sqlRowFiller,
 		"latencySummary":  m.latencySummary,
 		"pgconnSession":   m.pgconnSession,
 	}
@@ -117,6 +118,25 @@ func (m *module) kvRowFiller(c sobek.FunctionCall) sobek.Value {
 			if err := a.Set(strconv.Itoa(from+2*i+1), value(row)); err != nil {
 				panic(err)
 			}
+		}
+		return sobek.Undefined()
+	})
+}
+
+// sqlRowFiller(prefix, rowBytes): a function (array, from, index) that sets
+// array[from] and array[from + 1] to sql-inserts' key and value of that
+// index: one call for the statement's parameters.
+func (m *module) sqlRowFiller(c sobek.FunctionCall) sobek.Value {
+	row := sqlRowMaker(c.Argument(0).String(), int(c.Argument(1).ToInteger()))
+	return m.rt.ToValue(func(c sobek.FunctionCall) sobek.Value {
+		a := c.Argument(0).ToObject(m.rt)
+		from := int(c.Argument(1).ToInteger())
+		k, v := row(m.keynum(c.Argument(2)))
+		if err := a.Set(strconv.Itoa(from), k); err != nil {
+			panic(err)
+		}
+		if err := a.Set(strconv.Itoa(from+1), v); err != nil {
+			panic(err)
 		}
 		return sobek.Undefined()
 	})

