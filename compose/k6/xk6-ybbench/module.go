@@ -40,6 +40,7 @@ func (*root) NewModuleInstance(v vu) instance {
 		"kvRowFiller":     m.kvRowFiller,
 		"sqlRowFiller":    m.sqlRowFiller,
 		"latencySummary":  m.latencySummary,
+		"iterationInTest": m.iterationInTest,
 		"pgconnSession":   m.pgconnSession,
 	}
 	return m
@@ -140,6 +141,17 @@ func (m *module) sqlRowFiller(c sobek.FunctionCall) sobek.Value {
 		}
 		return sobek.Undefined()
 	})
+}
+
+// iterationInTest(): k6/execution's exec.scenario.iterationInTest, the
+// iteration's number in its scenario across VUs and instances, without the
+// reflect-called getter of a new scenario object (k6-scripts/lib/run.js).
+func (m *module) iterationInTest(sobek.FunctionCall) sobek.Value {
+	st := m.vu.State()
+	if st == nil || st.GetScenarioGlobalVUIter == nil {
+		panic(m.rt.NewTypeError("iterationInTest() is not available in the init context"))
+	}
+	return m.rt.ToValue(st.GetScenarioGlobalVUIter())
 }
 
 // latencySummary(): {all, ops: {op: stats}} of iteration_duration in ms,

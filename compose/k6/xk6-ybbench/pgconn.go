@@ -40,6 +40,7 @@ type pgSession struct {
 	result *sobek.Object
 	counts [64]*sobek.Object
 	freeze sobek.Callable
+	flight flight // pgcancel.go
 }
 
 var rowsAffected = sobek.NewSymbol("rowsAffected")
@@ -82,8 +83,8 @@ func (m *module) pgconnSession(c sobek.FunctionCall) sobek.Value {
 	return o
 }
 
-// Statements run under the VU's context, as in xk6-sql: one still running
-// when k6 stops the VU is cancelled.
+// Statements end with the VU's context, as in xk6-sql: one still running
+// when k6 stops the VU is cancelled (pgcancel.go).
 func (s *pgSession) ctx() context.Context {
 	if c := s.vu.Context(); c != nil {
 		return c
@@ -96,6 +97,7 @@ func (s *pgSession) throw(err error) {
 	// replaced at the next statement, as database/sql replaces a bad
 	// connection of its pool.
 	if s.conn != nil && s.conn.IsClosed() {
+		unwatch(s)
 		s.conn, s.stmts = nil, nil
 	}
 	panic(s.m.rt.NewGoError(err))
@@ -103,15 +105,17 @@ func (s *pgSession) throw(err error) {
 
 // run(statement, parameters...): rows, or the command's result.
 func (s *pgSession) run(c sobek.FunctionCall, query bool) sobek.Value {
-	// k6 gives each iteration a context of its own: pgconn watches it for
-	// each statement.
 	ctx := s.ctx()
+	if err := ctx.Err(); err != nil {
+		s.throw(err)
+	}
 	if s.conn == nil {
 		conn, err := pgconn.ConnectConfig(ctx, s.config)
 		if err != nil {
 			s.throw(err)
 		}
 		s.conn, s.stmts = conn, map[string]*statement{}
+		watch(s)
 	}
 	text := c.Argument(0).String()
 	st := s.stmts[text]
@@ -128,7 +132,9 @@ func (s *pgSession) run(c sobek.FunctionCall, query bool) sobek.Value {
 		s.throw(fmt.Errorf("expected %d arguments, got %d", len(st.sd.ParamOIDs), len(args)))
 	}
 	s.encode(args)
-	rr := s.conn.ExecStatement(ctx, st.sd, s.params, s.format, st.results)
+	// Not under ctx: the watchdog cancels it when ctx ends (pgcancel.go).
+	s.takeOff(ctx)
+	rr := s.conn.ExecStatement(context.Background(), st.sd, s.params, s.format, st.results)
 	var rows []any
 	for rr.NextRow() {
 		if query {
@@ -136,6 +142,9 @@ func (s *pgSession) run(c sobek.FunctionCall, query bool) sobek.Value {
 		}
 	}
 	tag, err := rr.Close()
+	if s.land() && err != nil {
+		err = ctx.Err() // what pgconn says of a statement its context ended
+	}
 	if err != nil {
 		s.throw(err)
 	}
@@ -201,6 +210,7 @@ func (s *pgSession) close(sobek.FunctionCall) sobek.Value {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err := s.conn.Close(ctx)
+		unwatch(s)
 		s.conn, s.stmts = nil, nil
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			panic(s.m.rt.NewGoError(err))
