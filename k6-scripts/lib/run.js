@@ -84,6 +84,8 @@ export function options(workload, { ops = [], bound = 0, vus = 16, extra = {} } 
       tags: { testid },
       thresholds,
       summaryTrendStats: ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"],
+      // No HTTP here: k6 need not make each iteration a new cookie jar.
+      noCookiesReset: true,
     },
     extra,
   );
