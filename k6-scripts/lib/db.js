@@ -45,6 +45,9 @@ export function nodeFor(conn, vu) {
 // statements take the native path (runners).
 const drivers = { postgres: pq, pgconn: pq, ...(__ENV.DB_DRIVER === "pgx" ? { pgx: pgxDriver() } : {}) };
 const pgconnModule = __ENV.DB_DRIVER === "pgconn" ? native || load("DB_DRIVER=pgconn") : null;
+// Whether runners() hands out our module's statement path: it takes bytes
+// as ArrayBuffers at less cost than Go slices (lib/keys.js rowFiller).
+export const nativeStatements = pgconnModule !== null;
 
 function pgxDriver() {
   const m = require("k6/x/sql/driver/pgx");

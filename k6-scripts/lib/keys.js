@@ -81,9 +81,10 @@ export function randomValueMaker(size, poolBytes = 65536) {
 // A function (array, from, first, count) that sets array[from],
 // array[from + 1], ... to the key and value of rows first .. first + count - 1:
 // a write statement's parameters. With our Go module (lib/native.js), the
-// same keys and values made in Go, in one call.
-export function rowFiller(prefix, keyBytes, valueBytes) {
-  if (native) return native.kvRowFiller(prefix, keyBytes, valueBytes);
+// same keys and values made in Go, in one call; as ArrayBuffers when
+// `arrayBuffers` (our statement path's cheapest bytes, lib/db.js).
+export function rowFiller(prefix, keyBytes, valueBytes, arrayBuffers = false) {
+  if (native) return native.kvRowFiller(prefix, keyBytes, valueBytes, arrayBuffers);
   const key = paddedKeyMaker(prefix, keyBytes);
   const value = randomValueMaker(valueBytes);
   return (a, from, first, count) => {

@@ -3,6 +3,7 @@
 // workloads use of xk6-sql's API, with the same results. Every check must
 // pass.
 import { check } from "k6";
+import { md5 } from "k6/crypto";
 
 export const options = { iterations: 1, vus: 1, thresholds: { checks: ["rate==1"] } };
 
@@ -68,6 +69,16 @@ export default function () {
   check(s.query("SELECT length(b) AS n, md5(b) AS m FROM pgconn_t WHERE k = $1", row[0]), {
     "bytes are written as they are": (x) => x[0].n === 300 && x[0].m === other.query("SELECT md5($1::bytea) AS m", row[1])[0].m,
   });
+  // As ArrayBuffers (kv.js on this path): the same bytes, the row's index
+  // first.
+  const abRow = new Array(2);
+  ybbench.kvRowFiller("p", 12, 300, true)(abRow, 0, 2 ** 40 + 7, 1);
+  s.exec("INSERT INTO pgconn_t (k, b) VALUES ($1, $2)", abRow[0], abRow[1]);
+  check(s.query("SELECT length(b) AS n, encode(substring(b from 1 for 6), 'hex') AS head, md5(b) AS m FROM pgconn_t WHERE k = $1", abRow[0]), {
+    "ArrayBuffer values are written as they are": (x) =>
+      abRow[1] instanceof ArrayBuffer && x[0].n === 300 && x[0].head === "010000000007" && x[0].m === md5(abRow[1], "hex"),
+  });
+  s.exec("DELETE FROM pgconn_t WHERE k = $1", abRow[0]);
   const bytes = new Uint8Array([0, 1, 92, 120, 255]).buffer;
   s.exec("UPDATE pgconn_t SET b = $2 WHERE k = $1", "b", bytes);
   check(s.query("SELECT b FROM pgconn_t WHERE k = 'b'")[0].b, { "an ArrayBuffer is bytes, and bytea reads back": (b) => hex(b) === "00015c78ff" });
