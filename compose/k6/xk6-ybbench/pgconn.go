@@ -36,7 +36,7 @@ type pgSession struct {
 	format []int16
 	// exec's results: objects whose rowsAffected() reads a symbol, made
 	// from result; those of small counts made once per session and frozen
-	// (one allocation less per statement: make bench's insert, 1.5 µs/op).
+	// (making one per statement was 4% of sql-inserts' CPU in a profile).
 	result *sobek.Object
 	counts [64]*sobek.Object
 	freeze sobek.Callable
