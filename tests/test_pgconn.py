@@ -21,5 +21,5 @@ def test_pgconn_api_against_postgres(binaries, postgres, tmp_path):
                         str(REPO / "tests" / "k6" / "pgconn_api.js")], env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     checks = json.loads(summary.read_text())["metrics"]["checks"]
-    assert checks["fails"] == 0 and checks["passes"] == 29, checks
+    assert checks["fails"] == 0 and checks["passes"] == 30, checks
 

@@ -85,6 +85,10 @@ export default function () {
   check(s.query("SELECT $1::int + 1 AS x, $2::text AS y, $3::float8 AS z", 41, null, 1.5), {
     "numbers and null as parameters": (x) => x[0].x === 42 && x[0].y === null && x[0].z === 1.5,
   });
+  check(s.query("SELECT $1::text AS e, $2::text AS u, $3::text AS long, $4::bool AS b", "", undefined, "é".repeat(900), false), {
+    "an empty string is empty, undefined NULL, long text and booleans as they are": (x) =>
+      x[0].e === "" && x[0].u === null && x[0].long === "é".repeat(900) && x[0].b === false,
+  });
 
   check(throws(() => s.exec("INSERT INTO pgconn_t (k) VALUES ($1)", "a")), {
     "a failed statement throws with its SQLSTATE": (m) => /duplicate key/.test(m) && /\(SQLSTATE 23505\)\s*$/.test(m),
