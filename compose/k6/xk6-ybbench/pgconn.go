@@ -164,14 +164,15 @@ func (s *pgSession) run(c sobek.FunctionCall, query bool) sobek.Value {
 }
 
 func (s *pgSession) execResult(n int64) *sobek.Object {
-	if n >= 0 && n < int64(len(s.counts)) && s.counts[n] != nil {
+	shared := n >= 0 && n < int64(len(s.counts))
+	if shared && s.counts[n] != nil {
 		return s.counts[n]
 	}
 	r := s.m.rt.CreateObject(s.result)
 	if err := r.SetSymbol(rowsAffected, n); err != nil {
 		panic(err)
 	}
-	if n >= 0 && n < int64(len(s.counts)) {
+	if shared {
 		if _, err := s.freeze(sobek.Undefined(), r); err != nil {
 			panic(err)
 		}

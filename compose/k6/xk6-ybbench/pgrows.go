@@ -62,16 +62,21 @@ func (st *statement) newRow(rt *sobek.Runtime, values [][]byte) *sobek.Object {
 	return rt.NewDynamicObject(r)
 }
 
+// key is the index of a column name the script has not deleted, or -1.
 func (r *row) key(name string) int {
-	for k, n := range r.st.keys.keys {
-		if n == name {
-			if r.gone != nil && r.gone[k] {
-				return -1
-			}
-			return k
-		}
+	k := slices.Index(r.st.keys.keys, name)
+	if k < 0 || r.gone != nil && r.gone[k] {
+		return -1
 	}
-	return -1
+	return k
+}
+
+// values are made when first read or set: most rows are only counted.
+func (r *row) values() []sobek.Value {
+	if r.vals == nil {
+		r.vals = make([]sobek.Value, len(r.raw))
+	}
+	return r.vals
 }
 
 func (r *row) Get(name string) sobek.Value {
@@ -79,25 +84,20 @@ func (r *row) Get(name string) sobek.Value {
 	if k < 0 {
 		return r.extra[name] // nil when absent: the prototype's, if any
 	}
-	if r.vals == nil {
-		r.vals = make([]sobek.Value, len(r.raw))
-	}
-	if r.vals[k] == nil {
+	vals := r.values()
+	if vals[k] == nil {
 		if b := r.raw[k]; b == nil {
-			r.vals[k] = sobek.Null()
+			vals[k] = sobek.Null()
 		} else {
-			r.vals[k] = r.st.decode[r.st.keys.col[k]](r.rt, b)
+			vals[k] = r.st.decode[r.st.keys.col[k]](r.rt, b)
 		}
 	}
-	return r.vals[k]
+	return vals[k]
 }
 
 func (r *row) Set(name string, v sobek.Value) bool {
-	if k := slices.Index(r.st.keys.keys, name); k >= 0 && (r.gone == nil || !r.gone[k]) {
-		if r.vals == nil {
-			r.vals = make([]sobek.Value, len(r.raw))
-		}
-		r.vals[k] = v
+	if k := r.key(name); k >= 0 {
+		r.values()[k] = v
 		return true
 	}
 	if _, ok := r.extra[name]; !ok {
