@@ -50,7 +50,10 @@ def _kill(pg: Postgres) -> None:
     children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
     pids = [pid, *map(int, children)]
     for p in pids:
-        os.kill(p, signal.SIGKILL)
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # a backend that ended between pgrep and here: already gone
 
     def gone(p: int) -> bool:
         try:
