@@ -25,7 +25,7 @@ const cancelCheckEvery = 250 * time.Millisecond
 var watched = struct {
 	sync.Mutex
 	sessions map[*pgSession]struct{}
-	started  bool
+	start    sync.Once // the watchdog, with the first session
 }{sessions: map[*pgSession]struct{}{}}
 
 // A session's statement in flight, as the watchdog sees it.
@@ -40,10 +40,7 @@ func watch(s *pgSession) {
 	watched.Lock()
 	defer watched.Unlock()
 	watched.sessions[s] = struct{}{}
-	if !watched.started {
-		watched.started = true
-		go cancelEnded()
-	}
+	watched.start.Do(func() { go cancelEnded() })
 }
 
 func unwatch(s *pgSession) {

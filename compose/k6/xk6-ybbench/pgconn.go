@@ -106,10 +106,16 @@ func (s *pgSession) throw(err error) {
 	// replaced at the next statement, as database/sql replaces a bad
 	// connection of its pool.
 	if s.conn != nil && s.conn.IsClosed() {
-		unwatch(s)
-		s.conn, s.stmts = nil, nil
+		s.drop()
 	}
 	panic(s.m.rt.NewGoError(err))
+}
+
+// drop forgets the connection, and the watchdog its session (pgcancel.go):
+// the next statement connects anew.
+func (s *pgSession) drop() {
+	unwatch(s)
+	s.conn, s.stmts = nil, nil
 }
 
 // run(statement, parameters...): rows, or the command's result.
@@ -189,10 +195,10 @@ func (s *pgSession) encode(args []sobek.Value) {
 	for i, a := range args {
 		var p []byte
 		var f int16
-		start, text := len(s.text), true
+		start, inText := len(s.text), true
 		switch {
 		case sobek.IsUndefined(a) || sobek.IsNull(a):
-			text = false
+			inText = false
 		case sobek.IsString(a):
 			s.text = append(s.text, a.String()...)
 		case sobek.IsNumber(a):
@@ -204,16 +210,16 @@ func (s *pgSession) encode(args []sobek.Value) {
 		default:
 			switch x := a.Export().(type) {
 			case []byte:
-				p, f, text = x, pgtype.BinaryFormatCode, false
+				p, f, inText = x, pgtype.BinaryFormatCode, false
 			case sobek.ArrayBuffer:
-				p, f, text = x.Bytes(), pgtype.BinaryFormatCode, false
+				p, f, inText = x.Bytes(), pgtype.BinaryFormatCode, false
 			case bool:
 				s.text = strconv.AppendBool(s.text, x)
 			default:
 				s.text = append(s.text, a.String()...)
 			}
 		}
-		if text {
+		if inText {
 			s.spans = append(s.spans, span{i, start, len(s.text)})
 		}
 		s.params, s.format = append(s.params, p), append(s.format, f)
@@ -229,8 +235,7 @@ func (s *pgSession) close(sobek.FunctionCall) sobek.Value {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err := s.conn.Close(ctx)
-		unwatch(s)
-		s.conn, s.stmts = nil, nil
+		s.drop()
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			panic(s.m.rt.NewGoError(err))
 		}
