@@ -20,6 +20,7 @@ import os
 import re
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
 import threading
@@ -51,6 +52,16 @@ def flags(argv: list[str]) -> dict[str, str]:
     return out
 
 
+class _Server(ThreadingHTTPServer):
+    def server_bind(self):
+        # http.server names itself with socket.getfqdn(host): a reverse DNS
+        # query, sent to the host's resolver for any address /etc/hosts does
+        # not list (the monitoring bench's 127.x.y.z nodes). Nothing here
+        # reads the name.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+
 def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus-metrics") -> ThreadingHTTPServer:
     """Serves one capture at `path`, as one YugabyteDB endpoint would, from
     a background thread. The captures' samples carry 2025 timestamps, which
@@ -73,7 +84,7 @@ def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    server = _Server((host, port), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
