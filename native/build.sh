@@ -25,13 +25,13 @@ version_of() {
   (cd "$here/$1" && go list -m -f '{{.Version}}' "$2")
 }
 
-build() { # module-dir ldflags package...
+build() { # module-dir ldflags package...; STATIC=1: cgo off, a static binary
   local mod=$1 ldflags=$2
   shift 2
-  local mark="$bin/.built-$mod-$(stamp "$mod" "$ldflags $*")"
+  local mark="$bin/.built-$mod-$(stamp "$mod" "$ldflags $*${STATIC:+ static}")"
   [ -f "$mark" ] && return 0
   echo "native/build.sh: building $mod (once; cached in $bin)" >&2
-  (cd "$here/$mod" && go build -ldflags "$ldflags" -o "$bin/" "$@")
+  (cd "$here/$mod" && ${STATIC:+env CGO_ENABLED=0} go build -ldflags "$ldflags" -o "$bin/" "$@")
   rm -f "$bin/.built-$mod-"*
   touch "$mark"
 }
@@ -48,7 +48,8 @@ common=github.com/prometheus/common/version
 build k6 "" -tags ybbench_k6v1 . ./k6-official
 build prometheus "-X $common.Version=$prom" github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 build node_exporter "-X $common.Version=$node" github.com/prometheus/node_exporter
-build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki" github.com/grafana/loki/v3/cmd/loki
+# Static, as upstream's (cgo off): the compose stand-in is distroless, no libc.
+STATIC=1 build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki" github.com/grafana/loki/v3/cmd/loki
 # Promtail needs cgo only for the systemd journal, which the stack does not read.
 CGO_ENABLED=0 build promtail "-X github.com/grafana/loki/v3/pkg/util/build.Version=$promtail" github.com/grafana/loki/v3/clients/cmd/promtail
 build compose "-X main.version=$compose -X github.com/docker/compose/v2/internal.Version=$compose" .

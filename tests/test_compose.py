@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from .stack import REPO
 
@@ -70,20 +71,63 @@ def test_yugabytedb_cluster_of_three_masters_and_three_tservers(project):
 
 
 def test_yugabytedb_servers_are_sized_quiet_and_logged(project):
-    """Each server: a memory limit below its container's, no call-home,
-    logs on stderr (for Promtail), data on the image's /mnt/disk0 volume."""
+    """Each server: a memory limit below its container's, no call-home, every
+    log line on stderr (--logtostderr: with --alsologtostderr alone, YSQL's
+    own log goes to files that Promtail never reads), both of the image's
+    volumes named and used as data dirs."""
     for name, svc in project["services"].items():
         if not name.startswith("yb-"):
             continue
         flags = dict(f.lstrip("-").partition("=")[::2] for f in svc["command"][1:])
         assert flags["callhome_enabled"] == "false", name
-        assert "alsologtostderr" in flags, name
-        assert flags["fs_data_dirs"] == "/mnt/disk0", name
-        assert [v["target"] for v in svc["volumes"]] == ["/mnt/disk0"], name
+        assert "logtostderr" in flags and flags["logtostderr"] in ("", "true"), name
+        assert "alsologtostderr" not in flags, name
+        assert flags["fs_data_dirs"] == "/mnt/disk0,/mnt/disk1", name
+        assert {v["target"]: v["source"] for v in svc["volumes"]} == {
+            "/mnt/disk0": name, "/mnt/disk1": f"{name}-disk1"}, name
+        assert all(v["type"] == "volume" for v in svc["volumes"]), name
         hard = int(flags["memory_limit_hard_bytes"])
         assert 0 < hard < int(svc["mem_limit"]), name
-    total = sum(int(svc["mem_limit"]) for n, svc in project["services"].items() if n.startswith("yb-"))
-    assert total <= 11 * 2**30, f"YugabyteDB alone may take {total / 2**30:.1f} GiB: too much for a 16 GB machine"
+
+
+def test_tserver_memory_holds_its_ysql_backends_at_the_largest_vus(project):
+    """YSQL backends count against a tserver's container but not its hard
+    limit: the container's limit leaves room for every backend that
+    --ysql_max_connections admits, and that cap admits the README's largest
+    run (400 VUs, one connection each, over the three tservers)."""
+    env = (COMPOSE / ".env").read_text()
+    backend, postmaster = 15 * 2**20, 256 * 2**20  # compose/.env's arithmetic
+    largest = max(int(v) for v in re.findall(r"VUS=(\d+)", (REPO / "README.md").read_text()))
+    assert largest == 400, largest  # if the README suggests more, resize compose/.env
+    for name, svc in project["services"].items():
+        if not name.startswith("yb-tserver-"):
+            continue
+        flags = dict(f.lstrip("-").partition("=")[::2] for f in svc["command"][1:])
+        connections = int(flags["ysql_max_connections"])
+        assert connections >= -(-largest // 3) + 1, (name, connections)  # + the healthcheck's ysqlsh
+        room = int(svc["mem_limit"]) - int(flags["memory_limit_hard_bytes"])
+        assert room >= connections * backend + postmaster, (name, room / 2**20)
+    assert "connections" in env and "x 15 MiB" in env  # the arithmetic is written down next to the numbers
+    total = sum(int(svc["mem_limit"]) for n, svc in project["services"].items()
+                if n.startswith("yb-") and n != "yb-tserver-4")
+    assert total <= 15 * 2**30, f"YugabyteDB may take {total / 2**30:.1f} GiB"
+
+
+def test_yugabytedb_is_the_2025_2_lts_line(project):
+    """2025.2 (stable, LTS): YSQL on PostgreSQL 15, as the stand-in and the
+    native tests (2024.2's YSQL is PostgreSQL 11)."""
+    tags = {svc["image"] for n, svc in project["services"].items() if n.startswith("yb-")}
+    assert len(tags) == 1 and re.match(r"^yugabytedb/yugabyte:2025\.2\.\d+\.\d+-b\d+$", tags.pop())
+
+
+def test_prometheus_retention_is_in_its_config_not_a_flag(project):
+    """Prometheus 3.13 deprecates --storage.tsdb.retention.*; the config
+    file's storage.tsdb.retention (3.8+) holds it, for compose and the
+    native stack alike."""
+    assert not [a for a in project["services"]["prometheus"]["command"] if "retention" in a]
+    config = yaml.safe_load((REPO / "prometheus" / "prometheus.yml").read_text())
+    assert config["storage"]["tsdb"]["retention"]["time"] == "15d"
+    assert not re.search(r"storage\.tsdb\.retention", (REPO / "tests" / "stack.py").read_text())
 
 
 def test_every_image_is_pinned_from_the_env_file(project):

@@ -226,6 +226,29 @@ def test_promtail_ships_every_container_log_and_k6_by_testid(stack, inserts, lok
     assert any(f"keys {testid}:<n>" in line for line in k6_lines)
 
 
+def test_a_ysql_error_reaches_loki_with_its_level(stack, loki):
+    """YSQL's own log, not only the servers' glog lines: a failed statement's
+    ERROR line, as PostgreSQL writes it, in Loki under the tserver's service
+    with level="error". The YugabyteDB stand-in logs YSQL where the real
+    tserver does under the compose file's flags (to files under the log dir
+    unless --logtostderr), so this fails if compose ran the servers with
+    --alsologtostderr alone, as a real host would."""
+    table = f"ybbench_missing_{uuid.uuid4().hex[:8]}"
+    failed = stack("exec", "-T", "yb-tserver-1", "ysqlsh", "-h", "127.0.0.1", "-p", "5433", "-U", "yugabyte", "-XAtc",
+                   f"SELECT * FROM {table}", check=False)
+    assert failed.returncode != 0 and "does not exist" in failed.stderr, failed.stdout + failed.stderr
+    lines = eventually(lambda: loki.lines(f'{{service="yb-tserver-1", level="error"}} |= "{table}"'),
+                       "YSQL's ERROR line in Loki with level=error", timeout=60)
+    assert [line for line in lines if re.match(
+        rf'^\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \S+ \[\d+\] ERROR:  relation "{table}" does not exist', line)], lines
+
+
+def test_prometheus_keeps_the_retention_its_config_file_sets(prom):
+    """storage.tsdb.retention.time in prometheus/prometheus.yml, no flag."""
+    assert prom.get("/api/v1/status/runtimeinfo")["data"]["storageRetention"] == "15d"
+    assert prom.get("/api/v1/status/flags")["data"]["storage.tsdb.retention.time"] in ("0s", "")
+
+
 def test_every_dashboard_logql_query_finds_the_logs_the_containers_wrote(stack, inserts, loki):
     """The dashboards' Loki panels, annotations and variables, on what the
     compose stack's containers really wrote: levels parsed by Promtail's

@@ -4,16 +4,21 @@
 #
 # No registry is reachable here: the base is Debian bookworm made with
 # debootstrap and `docker import`; each image adds the binaries that
-# native/build.sh builds (or test data) to it. A tag is the hash of the
-# image's inputs (its folder, the binaries, the base), so an image is built
-# once per change and kept in Docker's store between runs.
+# native/build.sh builds (or test data) to it. Where the upstream image has
+# no Debian (busybox, distroless), a build stage copies files out of the
+# base onto an empty image (FROM scratch), so the stand-in has the upstream
+# image's tools and no others. A tag is the hash of the image's inputs (its
+# folder, the binaries, the base and the stand-in it is built on), so an
+# image is built once per change and kept in Docker's store between runs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 bin=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/bin
 
-# Everything any stand-in needs from Debian, in one base.
-packages=busybox,python3,python3-yaml,postgresql-15,prometheus-postgres-exporter
+# Everything any stand-in needs from Debian, in one base; an image takes
+# from it only what its upstream image has (the distroless and busybox
+# images copy files out of it onto an empty image).
+packages=busybox,python3,python3-yaml,postgresql-15,prometheus-postgres-exporter,tini,curl,ca-certificates,tzdata,netbase
 base=ybbench-test/base:bookworm-$(printf 'minbase %s\n' "$packages" | sha256sum | cut -c1-12)
 
 if ! docker image inspect "$base" >/dev/null 2>&1; then
@@ -45,7 +50,7 @@ image() {
   for f in "$@"; do
     [ -e "$f" ] || { echo "tests/compose/images: $f is missing (run native/build.sh)" >&2; exit 1; }
   done
-  tag=ybbench-test/$name:$( (echo "$base"; inputs_hash "$here/$name" "$@") | sha256sum | cut -c1-12)
+  tag=ybbench-test/$name:$( (echo "$base ${deps[*]}"; inputs_hash "$here/$name" "$@") | sha256sum | cut -c1-12)
   if ! docker image inspect "$tag" >/dev/null 2>&1; then
     echo "tests/compose/images: building $tag" >&2
     ctx=$(mktemp -d)
@@ -53,23 +58,33 @@ image() {
     for f in "$@"; do cp -r "$f" "$ctx/"; done
     # The classic builder (dockerd 20.10 has no buildx here); its output
     # only when it fails.
-    if ! out=$(DOCKER_BUILDKIT=0 docker build -q --network none --build-arg BASE="$base" -t "$tag" "$ctx" 2>&1); then
+    if ! out=$(DOCKER_BUILDKIT=0 docker build -q --network none --build-arg BASE="$base" "${deps[@]/#/--build-arg=}" \
+        -t "$tag" "$ctx" 2>&1); then
       echo "$out" >&2
       rm -rf "$ctx"
       exit 1
     fi
     rm -rf "$ctx"
   fi
+  built=$tag
   echo "YBT_$(echo "$name" | tr 'a-z-' 'A-Z_')_IMAGE=$tag"
 }
 
+# Images built FROM another stand-in: its tag is a build argument, and part
+# of the tags of the images built on it.
+deps=()
+
+image busybox
+deps=("BUSYBOX=$built")
+image prometheus-busybox
+deps=("BUSYBOX=${deps[0]#*=}" "PROM_BUSYBOX=$built")
+image postgres-exporter
 image prometheus "$bin/prometheus" "$bin/promtool"
 image node-exporter "$bin/node_exporter"
+deps=()
+image postgres
+image yugabytedb "$repo/tests/data/yugabytedb-2.23.1"
+image grafana
 image loki "$bin/loki"
 image promtail "$bin/promtail"
 image k6 "$bin/k6"
-image postgres
-image postgres-exporter
-image busybox
-image yugabytedb "$repo/tests/data/yugabytedb-2.23.1"
-image grafana

@@ -11,7 +11,14 @@ serves what the compose stack relies on:
     password (YSQL's default). A real cluster serves one database from every
     tserver; here yb-tserver-1 keeps the data and the other tservers forward
     their YSQL port to it when YB_STANDIN_YSQL_UPSTREAM names it.
-It logs to stderr (compose runs the real servers with --alsologtostderr).
+It logs where the real servers do under the same flags (glog's
+--logtostderr, --alsologtostderr, --log_dir; the tserver's postgres
+wrapper, pg_wrapper.cc): with --logtostderr, its own lines and YSQL's
+(PostgreSQL's stderr) go to stderr only; without it, its own lines go to
+<log_dir>/<server>.INFO (and to stderr too with --alsologtostderr), and YSQL
+runs with logging_collector=on and log_directory=<log_dir>, so YSQL's ERROR
+and FATAL lines land in postgresql-*.log files there and never on stderr.
+log_dir defaults, as YugabyteDB's, to <first fs_data_dir>/yb-data/<server>/logs.
 """
 
 from __future__ import annotations
@@ -30,16 +37,47 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 CAPTURES = Path("/home/yugabyte/standin/captures")
+ROLE = Path(sys.argv[0]).name  # yb-master or yb-tserver
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 _TIMESTAMP = re.compile(rb"^([^#].*\S)\s+[0-9]{13}$", re.M)
+
+
+class _Log:
+    """Where glog's lines go: stderr, a file, or both (configure())."""
+    stderr = True
+    file = None
+
+
+def configure_logging(f: dict[str, str], log_dir: Path) -> bool:
+    """As glog: --logtostderr sends everything to stderr and no file;
+    otherwise lines go to the log dir's file, and also to stderr with
+    --alsologtostderr. Returns whether YSQL logs to files (pg_wrapper.cc:
+    not --logtostderr and a log dir)."""
+    to_stderr_only = _true(f.get("logtostderr"))
+    if to_stderr_only:
+        _Log.stderr, _Log.file = True, None
+        return False
+    log_dir.mkdir(parents=True, exist_ok=True)
+    _Log.file = open(log_dir / f"{ROLE}.INFO", "a", buffering=1)
+    _Log.stderr = _true(f.get("alsologtostderr"))
+    return True
+
+
+def _true(value: str | None) -> bool:
+    return value is not None and value.lower() in ("", "true", "1", "yes")
 
 
 def log(msg: str, severity: str = "I") -> None:
     """A line in YugabyteDB's glog format, [IWEF]mmdd hh:mm:ss.uuuuuu
     threadid file:line] msg, which Promtail's pipeline reads the level from."""
     now = datetime.now()
-    print(f"{severity}{now:%m%d %H:%M:%S.%f} {threading.get_native_id():>5} yb_standin.py:{sys._getframe(1).f_lineno}] "
-          f"{msg}", file=sys.stderr, flush=True)
+    line = (f"{severity}{now:%m%d %H:%M:%S.%f} {threading.get_native_id():>5} yb_standin.py:"
+            f"{sys._getframe(1).f_lineno}] {msg}")
+    if _Log.file:
+        print(line, file=_Log.file, flush=True)
+    # glog's stderrthreshold: errors reach stderr whatever the flags say.
+    if _Log.stderr or severity in "EF":
+        print(line, file=sys.stderr, flush=True)
 
 
 def flags(argv: list[str]) -> dict[str, str]:
@@ -145,8 +183,11 @@ def forward_ysql(port: int, upstream: str) -> None:
     log(f"YSQL on :{port} forwards to {upstream}")
 
 
-def run_postgres(data_root: Path, port: int) -> subprocess.Popen:
-    """PostgreSQL as YSQL: trust auth for role yugabyte, database yugabyte."""
+def run_postgres(data_root: Path, port: int, max_connections: int, log_dir: Path | None) -> subprocess.Popen:
+    """PostgreSQL as YSQL: trust auth for role yugabyte, database yugabyte.
+    With log_dir, as YugabyteDB's postgres wrapper without --logtostderr:
+    the logging collector writes postgresql-*.log files there, and nothing
+    of YSQL's own log reaches stderr."""
     pgdata = data_root / "yb-data" / "tserver" / "standin-postgres"
     if not (pgdata / "PG_VERSION").exists():
         pgdata.mkdir(parents=True, exist_ok=True)
@@ -159,10 +200,14 @@ def run_postgres(data_root: Path, port: int) -> subprocess.Popen:
         first = True
     else:
         first = False
+    logging = []
+    if log_dir is not None:
+        os.chown(log_dir, *_postgres_ids())  # YSQL's own files, next to the server's
+        logging = ["-c", "logging_collector=on", "-c", f"log_directory={log_dir}"]
     proc = subprocess.Popen(
         ["runuser", "-u", "postgres", "--", str(PG_BIN / "postgres"), "-D", str(pgdata), "-p", str(port),
-         "-c", "listen_addresses=*", "-c", "unix_socket_directories=/tmp", "-c", "max_connections=400",
-         "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "shared_buffers=128MB"],
+         "-c", "listen_addresses=*", "-c", "unix_socket_directories=/tmp", "-c", f"max_connections={max_connections}",
+         "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "shared_buffers=128MB", *logging],
     )
     deadline = time.monotonic() + 60
     while subprocess.run([str(PG_BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port), "-U", "yugabyte", "-d", "postgres"]).returncode != 0:
@@ -187,11 +232,15 @@ def _as_postgres(cmd: list[str]) -> None:
 
 
 def main() -> None:
-    role = Path(sys.argv[0]).name  # yb-master or yb-tserver
+    role = ROLE
     f = flags(sys.argv[1:])
+    data_dirs = [Path(d) for d in f.get("fs_data_dirs", "/mnt/disk0").split(",")]
+    data_root = data_dirs[0]
+    for d in data_dirs:
+        (d / "yb-data" / role.removeprefix("yb-")).mkdir(parents=True, exist_ok=True)
+    log_dir = Path(f.get("log_dir") or data_root / "yb-data" / role.removeprefix("yb-") / "logs")
+    ysql_to_files = configure_logging(f, log_dir)
     log(f"{role} STAND-IN (not YugabyteDB) with flags {' '.join(sorted(f))}", "W")
-    data_root = Path(f.get("fs_data_dirs", "/mnt/disk0").split(",")[0])
-    (data_root / "yb-data" / role.removeprefix("yb-")).mkdir(parents=True, exist_ok=True)
     children: list[subprocess.Popen] = []
     if role == "yb-master":
         serve_metrics(int(f.get("webserver_port", 7000)), "master.txt")
@@ -211,7 +260,11 @@ def main() -> None:
         if upstream:
             forward_ysql(ysql_port, upstream)
         else:
-            children.append(run_postgres(data_root, ysql_port))
+            # The tservers that forward here share this postgres: room for
+            # each one's --ysql_max_connections (YugabyteDB's default 300).
+            max_connections = 4 * int(f.get("ysql_max_connections") or 300)
+            children.append(run_postgres(data_root, ysql_port, max_connections,
+                                         log_dir if ysql_to_files else None))
         log("Tablet server successfully started.")
 
     stop = threading.Event()
