@@ -35,10 +35,14 @@ export function number(name, dflt, { min = 0, max = Number.MAX_VALUE, above } = 
   return n;
 }
 
-export function str(name, dflt, { pattern, hint } = {}) {
+// maxLength apart from the pattern: k6 before v1.4.2 refuses a regex
+// repeat count over 1000 (`{1,4096}`) when it loads the script.
+export function str(name, dflt, { pattern, maxLength, hint } = {}) {
   const v = raw(name);
   if (v === undefined) return dflt;
-  if (pattern && !pattern.test(v)) fail(name, v, hint || `must match ${pattern}`);
+  if ((pattern && !pattern.test(v)) || (maxLength !== undefined && v.length > maxLength)) {
+    fail(name, v, hint || `must match ${pattern}${maxLength !== undefined ? ` and be at most ${maxLength} characters` : ""}`);
+  }
   return v;
 }
 

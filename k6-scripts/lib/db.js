@@ -12,7 +12,7 @@
 // runs every workload.
 import sql from "k6/x/sql";
 import pq from "k6/x/sql/driver/postgres";
-import { native, load } from "./native.js";
+import { native, load, requireModule } from "./native.js";
 
 function dsn(conn, node) {
   return [
@@ -49,17 +49,15 @@ const pgconnModule = __ENV.DB_DRIVER === "pgconn" ? native || load("DB_DRIVER=pg
 // as ArrayBuffers at less cost than Go slices (lib/keys.js rowFiller).
 export const nativeStatements = pgconnModule !== null;
 
+// A k6 without the module: say plainly what is missing (lib/native.js
+// requireModule). A module's Symbol comes boxed: unbox it.
 function pgxDriver() {
-  const m = require("k6/x/sql/driver/pgx");
-  // A k6 without the module hands over a placeholder (and fails after init);
-  // say plainly what is missing. A module's Symbol comes boxed: unbox it.
-  if (typeof m.valueOf !== "function" || typeof m.valueOf() !== "symbol") {
-    throw new Error(
-      "DB_DRIVER=pgx: this k6 has no k6/x/sql/driver/pgx module (our driver, compose/k6/xk6-sql-driver-pgx); " +
-        "use DB_DRIVER=postgres (lib/pq) or a k6 built with it (compose/k6/Dockerfile, native/build.sh)",
-    );
-  }
-  return m.valueOf();
+  return requireModule(
+    "k6/x/sql/driver/pgx",
+    (m) => typeof m.valueOf === "function" && typeof m.valueOf() === "symbol",
+    "DB_DRIVER=pgx: this k6 has no k6/x/sql/driver/pgx module (our driver, compose/k6/xk6-sql-driver-pgx); " +
+      "use DB_DRIVER=postgres (lib/pq) or a k6 built with it (compose/k6/Dockerfile, native/build.sh)",
+  ).valueOf();
 }
 
 export function open(conn, node) {

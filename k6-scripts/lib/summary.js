@@ -7,7 +7,7 @@ import exec from "k6/execution";
 import { str } from "./config.js";
 import { native } from "./native.js";
 
-const jsonPath = str("SUMMARY_JSON", undefined, { pattern: /^[^\0\n]{1,4096}$/, hint: "a file path" });
+const jsonPath = str("SUMMARY_JSON", undefined, { pattern: /^[^\0\n]+$/, maxLength: 4096, hint: "a file path" });
 
 function values(data, name) {
   return (data.metrics[name] || {}).values || {};
