@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Go binaries of the native test stack and of the compose test's
-# stand-in images (k6 with our xk6-sql stand-in, Prometheus + promtool,
+# stand-in images (the k6s: v1.8.1, v1.1.0 and v2.0.0, Prometheus + promtool,
 # node_exporter, Loki, Promtail, the Docker Compose v2 CLI plugin) into
 # $YBBENCH_CACHE/bin, outside the repo. A module is rebuilt only when its
 # go.mod, go.sum or sources change, so repeated test runs cost nothing.
@@ -32,7 +32,8 @@ build() { # module-dir ldflags package...; STATIC=1: cgo off, a static binary
   [ -f "$mark" ] && return 0
   echo "native/build.sh: building $mod (once; cached in $bin)" >&2
   (cd "$here/$mod" && ${STATIC:+env CGO_ENABLED=0} go build -ldflags "$ldflags" -o "$bin/" "$@")
-  rm -f "$bin/.built-$mod-"*
+  # The old marks of this module only (k6's are not k6-v2's): 16 hex digits.
+  rm -f "$bin/.built-$mod-"????????????????
   touch "$mark"
 }
 
@@ -43,9 +44,16 @@ promtail=$(version_of promtail github.com/grafana/loki/v3 | sed 's/^v//')
 compose=$(version_of compose github.com/docker/compose/v2)
 common=github.com/prometheus/common/version
 
-# Our native helpers module builds into k6 v2 by default (the compose
-# image); this k6 is v1.8.1 (compose/k6/xk6-ybbench/k6v1.go).
-build k6 "" -tags ybbench_k6v1 . ./k6-official
+# The k6s the scripts claim, each with the real xk6-sql where one exists
+# for it: the tests' k6 v1.8.1 (k6, and k6-official with only the official
+# extensions), the oldest the cloud path resolves to (k6-v1.1: v1.1.0) and
+# the compose image's k6 v2 (k6-v2). Our native module is written for k6 v2;
+# the v1.8.1 build adds its k6 v1 shim (native/k6/_k6v1/k6v1.go) with an
+# overlay, so that the module itself never imports k6 v1.
+printf '{"Replace":{"%s":"%s"}}\n' "$here/../compose/k6/xk6-ybbench/k6v1.go" "$here/k6/_k6v1/k6v1.go" >"$bin/.k6v1-overlay.json"
+build k6 "" -tags ybbench_k6v1 -overlay "$bin/.k6v1-overlay.json" . ./k6-official
+build k6-v1.1 "" .
+build k6-v2 "" .
 build prometheus "-X $common.Version=$prom" github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 build node_exporter "-X $common.Version=$node" github.com/prometheus/node_exporter
 # Static, as upstream's (cgo off): the compose stand-in is distroless, no libc.
@@ -53,8 +61,10 @@ STATIC=1 build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki"
 # Promtail needs cgo only for the systemd journal, which the stack does not read.
 CGO_ENABLED=0 build promtail "-X github.com/grafana/loki/v3/pkg/util/build.Version=$promtail" github.com/grafana/loki/v3/clients/cmd/promtail
 build compose "-X main.version=$compose -X github.com/docker/compose/v2/internal.Version=$compose" .
-# The native helpers' modules for k6 v2 too (the compose image's k6): the
-# tests type-check the module against it offline (GOPROXY=off).
+# Modules the tests read offline (GOPROXY=off): what xk6 runs after adding
+# each extension (go mod tidy -compat=1.17), on the k6 v2 build, to find k6
+# v1 in its graph; go vet of our native module in its own folder.
+(cd "$here/k6-v2" && go mod tidy -diff -compat=1.17 >/dev/null 2>&1 || true)
 (cd "$here/../compose/k6/xk6-ybbench" && go mod download)
 
 # `docker compose`: the CLI finds plugins in ~/.docker/cli-plugins.

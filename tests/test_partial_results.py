@@ -1,10 +1,13 @@
 """Partial results. The real xk6-sql does not check rows.Err() after its row
 loop, so an error that arrives after the first rows of a multi-row read (a
 YugabyteDB read restart, 40001; a node dying mid-result) comes back as a
-short result and no exception; the test k6's stand-in does the same
-(tests/k6/sql_api.js). The workloads treat a short multi-row result as a
-failure: retried like 40001, then counted as SQLSTATE "short", never as
-keys missing. On our native module's statement path (DB_DRIVER=pgconn,
+short result and no exception (tests/k6/sql_api.js). These tests run on the
+test k6, so they cover the real xk6-sql v1.0.5 (lib/pq and pgx); that is
+enough for the compose image's v1.2.0, whose query() is v1.0.5's (its Go
+source differs only in the k6 import path: test_sql_extension.py), and the
+k6 v2 build's stand-in is held to the same check by sql_api.js. The
+workloads treat a short multi-row result as a failure: retried like 40001,
+then counted as SQLSTATE "short", never as keys missing. On our native module's statement path (DB_DRIVER=pgconn,
 what `ybbench run` takes where k6 has it) the error throws instead, and is
 retried and counted by its own SQLSTATE.
 

@@ -2,10 +2,15 @@ module ybbench/native/k6
 
 go 1.26
 
-// xk6-sql and our pgx driver module come from folders: see each go.mod.
+// The real xk6-sql v1.0.5 (Grafana Cloud k6's newest official release):
+// our pgx driver module asks for v1.2.0, which needs k6 v2 and which the
+// Go module proxy here refuses; its API (sql.RegisterModule) is the same.
+// Our modules come from folders; the lib/pq driver is our stand-in for
+// xk6-sql-driver-postgres (see its go.mod).
 replace (
-	github.com/grafana/xk6-sql => ./xk6-sql-standin
+	github.com/grafana/xk6-sql => github.com/grafana/xk6-sql v1.0.5
 	github.com/ybbench/xk6-sql-driver-pgx => ../../compose/k6/xk6-sql-driver-pgx
+	github.com/ybbench/xk6-sql-driver-postgres-libpq => ./xk6-sql-driver-postgres-libpq
 	github.com/ybbench/xk6-ybbench => ../../compose/k6/xk6-ybbench
 )
 
@@ -83,13 +88,14 @@ require (
 	github.com/redis/go-redis/v9 v9.17.2 // indirect
 	github.com/serenize/snaker v0.0.0-20201027110005-a7ad2135616e // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
-	github.com/spf13/afero v1.1.2 // indirect
+	github.com/spf13/afero v1.11.0 // indirect
 	github.com/spf13/cobra v1.4.0 // indirect
 	github.com/spf13/pflag v1.0.5 // indirect
 	github.com/tidwall/gjson v1.18.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/ybbench/xk6-sql-driver-pgx v0.0.0
+	github.com/ybbench/xk6-sql-driver-postgres-libpq v0.0.0
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc v1.43.0 // indirect
@@ -116,7 +122,7 @@ require (
 	google.golang.org/grpc v1.82.1 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/cenkalti/backoff.v1 v1.1.0 // indirect
-	gopkg.in/guregu/null.v3 v3.3.0 // indirect
+	gopkg.in/guregu/null.v3 v3.5.0 // indirect
 	gopkg.in/validator.v2 v2.0.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

@@ -4,7 +4,7 @@ import (
 	"sync"
 
 	"github.com/grafana/sobek"
-	"go.k6.io/k6/js/modules"
+	"go.k6.io/k6/v2/js/modules"
 )
 
 // Driver modules export a Symbol as their default; open() maps it back to

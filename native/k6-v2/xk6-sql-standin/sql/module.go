@@ -1,9 +1,11 @@
-// Package sql serves the JavaScript API of github.com/grafana/xk6-sql
-// (k6/x/sql) to the k6 that the tests build offline, where xk6 and xk6-sql
-// cannot be fetched. It takes the same path as xk6-sql: database/sql with a
-// registered driver, rows scanned into `any` and handed to k6 as objects.
-// It must stay neither faster nor friendlier than the real extension, so
-// that a script that works here works in the compose k6 image.
+// Package sql serves the JavaScript API of github.com/grafana/xk6-sql v1.2
+// (k6/x/sql) to the tests' k6 v2 build (native/k6-v2), for which the Go
+// module proxy here has no xk6-sql (see ../register.go). It takes the same
+// path as xk6-sql: database/sql with a registered driver, rows scanned into
+// `any` and handed to k6 as objects. It must stay neither faster nor
+// friendlier than the real extension, so that a script that works here
+// works in the compose k6 image; tests/k6/sql_api.js holds it to the same
+// checks as the real v1.0.5.
 package sql
 
 import (
@@ -14,7 +16,7 @@ import (
 	"time"
 
 	"github.com/grafana/sobek"
-	"go.k6.io/k6/js/modules"
+	"go.k6.io/k6/v2/js/modules"
 )
 
 // ImportPath is the module's JavaScript import path, as in xk6-sql.
