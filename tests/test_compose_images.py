@@ -272,8 +272,8 @@ def compose_uses(project: dict, fs) -> list[Use]:
         elif test[:1] == ["CMD-SHELL"]:
             uses += [Use(name, c, "healthcheck") for c in argv_commands(["/bin/sh", "-c", test[1]])]
         image = fs(SERVICE_IMAGE.get(name, name)).config
-        entrypoint = svc["entrypoint"] if "entrypoint" in svc else image.get("Entrypoint") or []
-        command = svc["command"] if "command" in svc else image.get("Cmd") or []
+        entrypoint = svc["entrypoint"] if svc.get("entrypoint") is not None else image.get("Entrypoint") or []
+        command = svc["command"] if svc.get("command") is not None else image.get("Cmd") or []
         uses += [Use(name, c, "entrypoint/command") for c in argv_commands(list(entrypoint) + list(command))]
     return uses
 
@@ -376,8 +376,8 @@ def test_a_healthcheck_calling_a_tool_the_image_lacks_is_caught(project, fs):
     broken = json.loads(json.dumps(project))
     broken["services"]["prometheus"]["healthcheck"]["test"] = ["CMD", "curl", "-f", "http://127.0.0.1:9090/-/ready"]
     broken["services"]["loki"]["healthcheck"]["test"] = ["CMD-SHELL", "/usr/bin/loki -health"]
-    assert missing(compose_uses(broken, fs), fs) == [
-        "prometheus (prometheus): curl [healthcheck]", "loki (loki): /bin/sh [healthcheck]"]
+    assert sorted(missing(compose_uses(broken, fs), fs)) == [
+        "loki (loki): /bin/sh [healthcheck]", "prometheus (prometheus): curl [healthcheck]"]
 
 
 def test_the_engine_fails_a_healthcheck_whose_tool_is_missing(images, engine, tmp_path):
