@@ -63,8 +63,10 @@ CGO_ENABLED=0 build promtail "-X github.com/grafana/loki/v3/pkg/util/build.Versi
 build compose "-X main.version=$compose -X github.com/docker/compose/v2/internal.Version=$compose" .
 # Modules the tests read offline (GOPROXY=off): what xk6 runs after adding
 # each extension (go mod tidy -compat=1.17), on the k6 v2 build, to find k6
-# v1 in its graph; go vet of our native module in its own folder.
+# v1 in its graph (and, as a control, native/k6's graph); go vet of our
+# native module in its own folder.
 (cd "$here/k6-v2" && go mod tidy -diff -compat=1.17 >/dev/null 2>&1 || true)
+(cd "$here/k6" && go mod graph >/dev/null)
 (cd "$here/../compose/k6/xk6-ybbench" && go mod download)
 
 # `docker compose`: the CLI finds plugins in ~/.docker/cli-plugins.
