@@ -35,7 +35,7 @@ from .stack import BIN, REPO, wait_until
 from .workloads import count, n_tup_upd, run_ok
 
 BUILDS = {"k6-v1.1": "v1.1.0", "k6": "v1.8.1", "k6-official": "v1.8.1", "k6-v2": "v2.0.0"}
-NO_K6_V1 = re.compile(r"(^|\s)go\.k6\.io/k6@")  # a go.k6.io/k6 (v1) node; /v2 is go.k6.io/k6/v2@
+K6_V1_NODE = re.compile(r"(^|\s)go\.k6\.io/k6@")  # a go.k6.io/k6 (v1) node; /v2 is go.k6.io/k6/v2@
 
 
 @pytest.fixture(scope="module")
@@ -171,10 +171,10 @@ def test_the_k6_v2_build_has_no_k6_v1_in_its_module_graph(builds):
     graph = go_offline("mod", "graph", cwd=v2)
     assert graph.returncode == 0, graph.stderr
     assert "go.k6.io/k6/v2@v2.0.0" in graph.stdout
-    assert not [line for line in graph.stdout.splitlines() if NO_K6_V1.search(line)]
+    assert not [line for line in graph.stdout.splitlines() if K6_V1_NODE.search(line)]
     # The check sees k6 v1 where it is: the tests' k6 v1.8.1 build.
     v1 = go_offline("mod", "graph", cwd=REPO / "native" / "k6")
-    assert [line for line in v1.stdout.splitlines() if NO_K6_V1.search(line)], v1.stderr
+    assert [line for line in v1.stdout.splitlines() if K6_V1_NODE.search(line)], v1.stderr
 
 
 def test_the_tidy_check_sees_a_k6_v1_import_in_our_module(builds, tmp_path):
