@@ -9,11 +9,12 @@ import re
 import shutil
 import subprocess
 import sys
+import urllib.request
 
 import pytest
 import yaml
 
-from .stack import REPO
+from .stack import REPO, free_port, wait_until
 
 COMPOSE = REPO / "compose"
 
@@ -118,6 +119,28 @@ def test_yugabytedb_is_the_2025_2_lts_line(project):
     native tests (2024.2's YSQL is PostgreSQL 11)."""
     tags = {svc["image"] for n, svc in project["services"].items() if n.startswith("yb-")}
     assert len(tags) == 1 and re.match(r"^yugabytedb/yugabyte:2025\.2\.\d+\.\d+-b\d+$", tags.pop())
+
+
+def test_prometheus_takes_its_retention_from_this_config_file(binaries, tmp_path):
+    """The Prometheus the stack pins reads retention where prometheus.yml
+    puts it: this file with only the value changed (15d is also the
+    default) sets what Prometheus reports."""
+    text = (REPO / "prometheus" / "prometheus.yml").read_text()
+    assert text.count("      time: 15d\n") == 1
+    (tmp_path / "prometheus.yml").write_text(text.replace("      time: 15d\n", "      time: 3d\n"))
+    port = free_port()
+    proc = subprocess.Popen([str(binaries / "prometheus"), f"--config.file={tmp_path / 'prometheus.yml'}",
+                             f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def retention():
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/status/runtimeinfo", timeout=5) as r:
+                return json.load(r)["data"]["storageRetention"]
+
+        assert wait_until(retention, "Prometheus to answer", timeout=60) == "3d"
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
 def test_prometheus_retention_is_in_its_config_not_a_flag(project):
