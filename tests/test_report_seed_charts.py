@@ -1,7 +1,8 @@
 """`ybbench report`'s seed figures on a real run of the native stack:
 SSTable size and files and block cache per tablet server against the real
 YugabyteDB captures Prometheus scrapes, disk IOPS and the iostat table
-against node_exporter's counters queried here; --png; and a Prometheus
+against node_exporter's raw samples read here (test_report_rates.py checks
+them against the kernel); --png; and a Prometheus
 without YugabyteDB or node_exporter, where each figure is listed as missing."""
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def run(postgres, prometheus, tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     tid = f"seed{uuid.uuid4().hex[:8]}"
     done = ybbench_run("sql-inserts", postgres, results, testid=tid, prometheus=prometheus.url,
-                       knobs={"VUS": 4, "DURATION": "8s", "KEY_PREFIX": tid})
+                       knobs={"VUS": 4, "DURATION": "20s", "KEY_PREFIX": tid})
     assert done.code == 0, done.output
     out, png = results / "seed.html", results / "png"
     p = ybbench("report", tid, "--results", str(results), "--prometheus", prometheus.url, "--out", str(out),
@@ -74,47 +75,59 @@ def test_sstable_size_and_files_are_the_captures_per_tserver(run, prometheus):
     assert "node:ybbench_sst_files_size_bytes:sum" in _chart(run, "sstable_bytes")["source"]
 
 
+def _raw(prometheus, metric: str, window: dict) -> dict[tuple, list[tuple[float, float]]]:
+    """The raw samples of metric around the window, per label set."""
+    res = prometheus.api("query", query=f"{metric}[10m]", time=f"{window['end'] + 60:.3f}")["result"]
+    return {tuple(sorted(s["metric"].items())): [(float(t), float(v)) for t, v in s["values"]] for s in res}
+
+
+def _bracket(pts: list[tuple[float, float]], window: dict) -> tuple[tuple, tuple]:
+    """The last sample at or before the start and the first after the end."""
+    return [p for p in pts if p[0] <= window["start"]][-1], [p for p in pts if p[0] > window["end"]][0]
+
+
 def test_block_cache_is_the_captures_counters_per_tserver(run, prometheus):
     chart = _chart(run, "block_cache")
     hits, misses = capture_per_tserver("rocksdb_block_cache_hit"), capture_per_tserver("rocksdb_block_cache_miss")
     assert chart["totals_at_end"] == {"hits": hits, "misses": misses}
     assert set(chart["data"]) == {f"{i} hits/s" for i in hits} | {f"{i} misses/s" for i in misses}
-    for suffix, metric in (("hits/s", "rocksdb_block_cache_hit"), ("misses/s", "rocksdb_block_cache_miss")):
-        promql = f"sum by (exported_instance) (rate({metric}{{{TSERVER}}}[15s]))"
-        assert chart["queries"][suffix] == promql
-        for s in _range(prometheus, promql, run["window"], chart["step"]):
-            got = chart["data"][f"{s['metric']['exported_instance']} {suffix}"]["v"]
-            assert got == pytest.approx([float(v) for _, v in s["values"]])
-            assert set(got) == {0.0}  # the capture is one scrape, served unchanged: its counters stand still
+    for suffix in ("hits/s", "misses/s"):
+        for name in (n for n in chart["data"] if n.endswith(suffix)):
+            # The capture is one scrape, served unchanged: its counters stand still.
+            assert set(chart["data"][name]["v"]) == {0.0}
+            assert chart["figures"][name]["whole_run"]["value"] == 0.0
 
 
-def test_disk_iops_match_node_exporter_per_device(run, prometheus):
+def test_disk_iops_whole_run_is_the_raw_counters_difference(run, prometheus):
     chart = _chart(run, "disk_iops")
-    devices = {(s["metric"]["instance"], s["metric"]["device"])
-               for s in prometheus.query("node_disk_reads_completed_total")}
-    assert devices
+    window = run["window"]
     for suffix, metric in (("r/s", "node_disk_reads_completed_total"), ("w/s", "node_disk_writes_completed_total")):
-        got = _range(prometheus, f"sum by (instance, device) (rate({metric}[15s]))", run["window"], chart["step"])
-        assert {(s["metric"]["instance"], s["metric"]["device"]) for s in got} == devices
-        for s in got:
-            mine = chart["data"][f"{s['metric']['instance']} {s['metric']['device']} {suffix}"]["v"]
-            assert mine == pytest.approx([float(v) for _, v in s["values"]])
-            assert all(v >= 0 for v in mine)
+        raw = _raw(prometheus, metric, window)
+        assert {f"{dict(k)['instance']} {dict(k)['device']} {suffix}" for k in raw} == \
+            {n for n in chart["figures"] if n.endswith(suffix)}
+        for key, pts in raw.items():
+            (t0, v0), (t1, v1) = _bracket(pts, window)
+            name = f"{dict(key)['instance']} {dict(key)['device']} {suffix}"
+            whole = chart["figures"][name]["whole_run"]
+            assert (whole["t0"], whole["t1"]) == (t0, t1)
+            assert whole["value"] == pytest.approx((v1 - v0) / (t1 - t0), rel=1e-9, abs=1e-12)
+            # Points are partial exactly while their window reaches back to t0 (left-open ranges).
+            rng = float(chart["range"].rstrip("s"))
+            s = chart["data"][name]
+            assert s["partial"] == [t - rng < t0 for t in s["t"]]
 
 
 def test_iostat_table_is_the_counters_difference_over_the_window(run, prometheus):
     (table,) = run["data"]["tables"]
-    start, end = run["window"]["start"], run["window"]["end"]
+    window = run["window"]
 
     def delta(metric: str) -> dict[str, tuple[float, float, float]]:
         """(Δvalue, t0, t1) per 'instance device' from the raw samples: the
-        last at or before the window's start and end."""
-        res = prometheus.api("query", query=f"{metric}[10m]", time=f"{end:.3f}")["result"]
+        last at or before the run's start and the first after its end."""
         out = {}
-        for s in res:
-            pts = [(float(t), float(v)) for t, v in s["values"]]
-            (t0, v0), (t1, v1) = [p for p in pts if p[0] <= round(start, 3)][-1], pts[-1]
-            out[f"{s['metric']['instance']} {s['metric']['device']}"] = (v1 - v0, t0, t1)
+        for key, pts in _raw(prometheus, metric, window).items():
+            (t0, v0), (t1, v1) = _bracket(pts, window)
+            out[f"{dict(key)['instance']} {dict(key)['device']}"] = (v1 - v0, t0, t1)
         return out
 
     d = {k: delta(f"node_disk_{k}") for k in (
@@ -127,7 +140,8 @@ def test_iostat_table_is_the_counters_difference_over_the_window(run, prometheus
         writes = d["writes_completed_total"][name][0]
         rb, wb = d["read_bytes_total"][name][0], d["written_bytes_total"][name][0]
         dt = t1 - t0
-        assert t0 <= start and start - t0 <= 10 and t1 <= end and (row["t0"], row["t1"]) == (t0, t1)
+        assert t0 <= window["start"] and window["start"] - t0 <= 10 and window["end"] < t1 <= window["end"] + 10
+        assert (row["t0"], row["t1"]) == (t0, t1)
         want = {
             "r/s": reads / dt, "w/s": writes / dt, "rMB/s": rb / dt / 2**20, "wMB/s": wb / dt / 2**20,
             "areq-sz kB": (rb + wb) / (reads + writes) / 1024 if reads + writes else None,
@@ -146,7 +160,9 @@ def test_pngs_are_the_pages_images_named_by_chart_id(run):
     ids = [c["id"] for c in run["data"]["charts"]]
     assert {"sstable_bytes", "sstable_files", "disk_iops", "block_cache", "ops_per_second"} <= set(ids)
     files = {p.name: p.read_bytes() for p in run["png"].iterdir()}
-    assert sorted(files) == sorted(f"{tid}-{i}.png" for i in ids)
+    drawn = [c["id"] for c in run["data"]["charts"] if c.get("curve", True)]
+    assert "disk_iops" in drawn  # 20 s at 5 s scrapes: points inside the run, a curve
+    assert sorted(files) == sorted(f"{tid}-{i}.png" for i in drawn)
     inline = sorted(base64.b64decode(s) for s in re.findall(r'src="data:image/png;base64,([^"]*)"',
                                                              run["out"].read_text()))
     assert inline == sorted(files.values())

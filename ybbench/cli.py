@@ -194,7 +194,7 @@ def parser() -> argparse.ArgumentParser:
     m = sub.add_parser("demo", help="sql-inserts then sql-selects on a throwaway local PostgreSQL 15, and a report")
     m.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
     m.add_argument("--vus", type=int, default=8, help="VUs of each run (8)")
-    m.add_argument("--duration", default="5s", help="each run's DURATION (5s)")
+    m.add_argument("--duration", default="10s", help="each run's DURATION (10s: ten of the demo's 1 s scrapes)")
     m.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<testid>-<chart id>.png")
     m.set_defaults(func=_demo)
 

@@ -19,6 +19,10 @@ from . import pglocal, promlocal, report
 from . import run as run_mod
 from .errors import UserError
 
+# The demo's own Prometheus scrapes every second (the stack's is 5 s), so
+# that a 10 s run holds ten scrapes and every host rate chart has a shape
+# inside the run (issue 26: at 5 s, a 5 s run's CPU chart read idle time).
+SCRAPE_INTERVAL = "1s"
 CACHED_K6 = Path(os.environ.get("YBBENCH_CACHE", Path.home() / ".cache" / "ybbench")) / "bin" / "k6"
 
 
@@ -38,7 +42,8 @@ def start_prometheus() -> promlocal.LocalPrometheus | None:
         print(f"no {absent} (PATH, {promlocal.CACHE_BIN}; `make build`): the report charts the k6 summary only")
         return None
     try:
-        return promlocal.LocalPrometheus(binaries["prometheus"], binaries["node_exporter"])
+        return promlocal.LocalPrometheus(binaries["prometheus"], binaries["node_exporter"],
+                                         scrape_interval=SCRAPE_INTERVAL)
     except RuntimeError as e:
         print(f"Prometheus did not start ({e}): the report charts the k6 summary only")
         return None

@@ -1,8 +1,11 @@
 """A throwaway Prometheus and node_exporter on 127.0.0.1 for `ybbench
 demo`, so its report has the time-series charts: Prometheus runs the
-project's prometheus.yml and rules unchanged (linked into a temporary
-folder, target files rendered by targets.py), takes k6's remote write and
-scrapes node_exporter and itself; stop() ends both and removes the folder."""
+project's prometheus.yml and rules (in a temporary folder, target files
+rendered by targets.py), takes k6's remote write and scrapes node_exporter
+and itself; stop() ends both and removes the folder. The config is the
+project's, unchanged but for the global scrape and evaluation interval
+when one is given: a short demo run needs scrapes faster than the
+stack's 5 s for its host rates to have a shape inside the run."""
 
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import yaml
+
 from .pglocal import free_port
 from .targets import Cluster
 
@@ -28,7 +33,7 @@ def find(name: str) -> str | None:
 
 
 class LocalPrometheus:
-    def __init__(self, prometheus: str, node_exporter: str):
+    def __init__(self, prometheus: str, node_exporter: str, scrape_interval: str | None = None):
         self.root = Path(tempfile.mkdtemp(prefix="ybbench-prom-"))
         self.procs: list[subprocess.Popen] = []
         try:
@@ -36,7 +41,13 @@ class LocalPrometheus:
             self._start("node_exporter", [node_exporter, f"--web.listen-address={node}"])
             port = free_port()
             self.url = f"http://127.0.0.1:{port}"
-            (self.root / "prometheus.yml").symlink_to(REPO / "prometheus" / "prometheus.yml")
+            config = REPO / "prometheus" / "prometheus.yml"
+            if scrape_interval:
+                doc = yaml.safe_load(config.read_text())
+                doc["global"].update(scrape_interval=scrape_interval, evaluation_interval=scrape_interval)
+                (self.root / "prometheus.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+            else:
+                (self.root / "prometheus.yml").symlink_to(config)
             (self.root / "rules").symlink_to(REPO / "prometheus" / "rules")
             Cluster("demo", node_exporters=[node], prometheus=[f"127.0.0.1:{port}"]).write(self.root / "targets")
             self._start("prometheus", [prometheus, f"--config.file={self.root / 'prometheus.yml'}",

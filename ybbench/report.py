@@ -89,12 +89,9 @@ class Prom:
         return body["data"]["result"]
 
 
-def window_params(start: float, end: float) -> tuple[float, str]:
-    """(step s, rate range) for a window: ~120 points, a range of 3 steps
-    and at least 15 s (3 scrapes at prometheus.yml's 5 s; k6's series get
-    k6_range)."""
-    step = max(1.0, math.ceil((end - start) / 120))
-    return step, f"{max(15, int(3 * step))}s"
+def window_step(start: float, end: float) -> float:
+    """The query step for a window: about 120 points, at least 1 s."""
+    return max(1.0, math.ceil((end - start) / 120))
 
 
 def k6_range(prom: Prom, testid: str, start: float, end: float, step: float) -> str | None:
@@ -110,15 +107,13 @@ def k6_range(prom: Prom, testid: str, start: float, end: float, step: float) -> 
     return f"{max(math.ceil(3 * (end - start) / (pushes - 1)), int(3 * step))}s"
 
 
-def prom_queries(testid: str, rng: str, k6_rng: str | None = None) -> dict[str, str]:
+def prom_queries(testid: str, k6_rng: str) -> dict[str, str]:
     sel = f'testid="{testid}"'
-    k6_rng = k6_rng or rng
     hist = f"sum by (op) (rate(k6_iteration_duration_seconds{{{sel}}}[{k6_rng}]))"
     return {
         "ops_per_second": f"sum by (op) (rate(k6_iterations_total{{{sel}}}[{k6_rng}]))",
         "latency_avg_ms": f"histogram_sum({hist}) / histogram_count({hist}) * 1000",
         "latency_p99_ms": f"histogram_quantile(0.99, {hist}) * 1000",
-        "cpu_cores_busy": f'sum by (instance) (rate(node_cpu_seconds_total{{mode!="idle"}}[{rng}]))',
     }
 
 
@@ -155,28 +150,31 @@ def summary_charts(run: dict) -> list[dict]:
 def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
     """Charts over the run's window from Prometheus; and what had no series."""
     start, end = run["window"]["start"], run["window"]["end"]
-    step, rng = window_params(start, end)
+    step = window_step(start, end)
     charts, missing = [], []
     specs = {
-        "ops_per_second": ("ops/s by op (k6)", "ops/s", "op"),
-        "latency_avg_ms": ("latency avg by op, ms (k6's native histogram)", "ms", "op"),
-        "latency_p99_ms": ("latency p99 by op, ms (k6's native histogram)", "ms", "op"),
-        "cpu_cores_busy": ("CPU busy per node, cores (node_exporter)", "cores", "instance"),
+        "ops_per_second": ("ops/s by op (k6)", "ops/s"),
+        "latency_avg_ms": ("latency avg by op, ms (k6's native histogram)", "ms"),
+        "latency_p99_ms": ("latency p99 by op, ms (k6's native histogram)", "ms"),
     }
+    # k6's series exist only while the run does: no window reaches before it.
     k6_rng = k6_range(prom, run["testid"], start, end, step)
-    for key, promql in prom_queries(run["testid"], rng, k6_rng).items():
-        title, ylabel, label = specs[key]
-        series = _series(prom.range(promql, start, end, step), label)
+    for key, promql in (prom_queries(run["testid"], k6_rng) if k6_rng else {}).items():
+        title, ylabel = specs[key]
+        series = _series(prom.range(promql, start, end, step), "op")
         if not series:
-            needs = seed_charts.NEEDS_NODE if label == "instance" else "needs the run made with --prometheus"
-            missing.append(f"{title}: no series for {promql} over the window; {needs}")
+            missing.append(f"{title}: no series for {promql} over the window; needs the run made with --prometheus")
             continue
         c = {"id": key, "title": f"{run['testid']}: {title}",
              "source": f"Prometheus {prom.url}, query_range step {step:g}s: {promql}",
              "query": promql, "step": step, "data": series}
-        c["png"] = _line_chart(c["title"], ylabel, series, start)
+        c["png"] = _line_chart(c["title"], ylabel, series, start, end)
         charts.append(c)
-    seed, seed_missing = seed_charts.line_charts(run, prom, step, rng)
+    if not k6_rng:
+        missing.append("k6's ops/s and latency over time: k6 pushed fewer than 2 samples of "
+                       f'k6_iterations_total{{testid="{run["testid"]}"}} to this Prometheus; needs the run made '
+                       "with --prometheus")
+    seed, seed_missing = seed_charts.line_charts(run, prom, step)
     return charts + seed, missing + seed_missing
 
 
@@ -195,6 +193,27 @@ def _table_html(t: dict, w: dict) -> str:
     return (f"<figure><table><tr>{head}</tr>{body}</table><figcaption>{e(t['title'])}. Source: {e(t['source'])}. "
             f"Window: {_stamp(w['start'])} to {_stamp(w['end'])} ({e(spans)}). Formulas: {e(formulas)}."
             "</figcaption></figure>")
+
+
+def _figures_text(c: dict, w: dict) -> str:
+    """The whole-run (and in-run) figure of every line of a rate chart."""
+    if "figures" not in c:
+        return ""
+    parts = []
+    for name, f in c["figures"].items():
+        whole, inside = f["whole_run"], f["in_run"]
+        if whole is None:
+            parts.append(f"{name or 'all'}: no whole-run figure (no scrape before the start or after the end)")
+            continue
+        text = (f"{name or 'all'}: {whole['value']:.4g} over {whole['interval_s']:.1f} s "
+                f"({whole['t0'] - w['start']:+.1f} s to {whole['t1'] - w['end']:+.1f} s around the run)")
+        if inside and f["scrapes_inside"] >= 2:
+            text += f", {inside['value']:.4g} between the {f['scrapes_inside']} scrapes inside it"
+        parts.append(text)
+    marks = (" Dashed points with hollow markers are partial: their rate window reaches back to a scrape from "
+             "before the run." if any(any(s.get("partial", [])) for s in c["data"].values()) else "")
+    return (f" Whole run, from the last scrape at or before its start to the first after its end: "
+            f"{'; '.join(parts)}.{marks}")
 
 
 def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[dict] = (),
@@ -226,9 +245,10 @@ def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[di
         out.append(f'<p>k6\'s own HTML report (its web dashboard\'s export): <a href="{e(k6_report)}">'
                    f"{e(k6_report)}</a>.</p>")
     for c in charts:
-        out.append(f'<figure><img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}">'
-                   f"<figcaption>{e(c['title'])}. Source: {e(c['source'])}. Window: {_stamp(w['start'])} to "
-                   f"{_stamp(w['end'])}.</figcaption></figure>")
+        body = (f'<img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}">' if "png" in c
+                else f'<p class="note">{e(c.get("note", "no curve"))}</p>')
+        out.append(f"<figure>{body}<figcaption>{e(c['title'])}. Source: {e(c['source'])}. Window: "
+                   f"{_stamp(w['start'])} to {_stamp(w['end'])}.{e(_figures_text(c, w))}</figcaption></figure>")
     out += [_table_html(t, w) for t in tables]
     if missing:
         out.append("<h3>Missing</h3><ul>" + "".join(f"<li>{e(m)}</li>" for m in missing) + "</ul>")
@@ -238,7 +258,7 @@ def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[di
 
 CSS = ("body{font-family:sans-serif;max-width:60em;margin:1em auto}table{border-collapse:collapse}"
        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}figure{margin:1em 0}"
-       "figcaption{font-size:small;color:#444}")
+       "figcaption{font-size:small;color:#444}.note{background:#fff3cd;padding:4px}")
 
 
 def write_file(path: Path, text: str | bytes) -> None:
@@ -282,7 +302,7 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
         k6_page = run["folder"] / K6_REPORT
         k6_link = os.path.relpath(k6_page, out.parent) if k6_page.is_file() else None
         sections.append(_run_html(run, charts, missing, tables, k6_link))
-        pngs.update({f"{run['testid']}-{c['id']}.png": c["png"] for c in charts})
+        pngs.update({f"{run['testid']}-{c['id']}.png": c["png"] for c in charts if "png" in c})
         data["runs"].append({"testid": run["testid"], "window": run["window"], "missing": missing,
                              "summary": run["summary"], "params": run["params"], "k6_report": k6_link,
                              "charts": [{k: v for k, v in c.items() if k != "png"} for c in charts],

@@ -17,14 +17,39 @@ def png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
-def line_chart(title: str, ylabel: str, series: dict[str, dict], start: float) -> str:
+def line_chart(title: str, ylabel: str, series: dict[str, dict], start: float, end: float,
+               whole_run: dict[str, dict | None] | None = None) -> str:
+    """Lines over the run, x in seconds since its start, the run's end
+    marked. A series with "partial" flags draws its points whose window
+    reaches back before the run dashed with hollow markers; whole_run's
+    figure of a line is drawn as a dotted level over its bracketing
+    interval."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(7, 3.2))
     ax = fig.add_subplot()
+    partial_shown = False
     for name, s in sorted(series.items()):
-        ax.plot([t - start for t in s["t"]], s["v"], label=name or "(none)")
-    ax.set_xlabel("seconds since the run started")
+        x = [t - start for t in s["t"]]
+        flags = s.get("partial") or [False] * len(x)
+        inside = [i for i, f in enumerate(flags) if not f]
+        (line,) = ax.plot([x[i] for i in inside], [s["v"][i] for i in inside], marker=".", label=name or "(none)")
+        if any(flags):
+            # Partial points and the segment joining them to the first inside point.
+            idx = [i for i, f in enumerate(flags) if f] + inside[:1]
+            ax.plot([x[i] for i in idx], [s["v"][i] for i in idx], linestyle="--", marker="o", fillstyle="none",
+                    color=line.get_color(), alpha=0.6,
+                    label=None if partial_shown else "partial: window reaches before the run")
+            partial_shown = True
+        fig_ = (whole_run or {}).get(name)
+        if fig_:
+            ax.hlines(fig_["value"], fig_["t0"] - start, fig_["t1"] - start, colors=line.get_color(),
+                      linestyles=":", linewidth=1.5)
+    if whole_run and any(whole_run.values()):
+        ax.plot([], [], linestyle=":", color="grey", label="whole run (bracketing scrapes)")
+    ax.axvline(0, color="grey", linewidth=0.8)
+    ax.axvline(end - start, color="grey", linewidth=0.8)
+    ax.set_xlabel("seconds since the run started (grey lines: start and end)")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.set_ylim(bottom=0)
