@@ -143,7 +143,7 @@ class ImageFs:
                             self.text[path] = tar.extractfile(m).read().decode()
             export.wait()
         finally:
-            subprocess.run(["docker", "rm", cid], capture_output=True)
+            subprocess.run(["docker", "rm", "-v", cid], capture_output=True)  # and its anonymous volumes
 
     def env(self, name: str) -> str:
         return next((e.split("=", 1)[1] for e in self.config.get("Env") or [] if e.startswith(name + "=")), "")
