@@ -264,8 +264,13 @@ def test_compose_targets_are_what_ybbench_targets_writes(tmp_path):
         check=True, cwd=REPO, capture_output=True,
     )
     committed = REPO / "prometheus" / "targets" / "compose"
-    for f in tmp_path.iterdir():
-        assert json.loads(f.read_text()) == json.loads((committed / f.name).read_text()), f.name
+    # The same files, named alike (an empty output would pass the loop alone),
+    # and each with the committed content.
+    written = sorted(f.name for f in tmp_path.iterdir())
+    assert written == sorted(f.name for f in committed.iterdir()) == \
+        ["node.json", "postgres.json", "prometheus.json", "yugabytedb.json"]
+    for name in written:
+        assert json.loads((tmp_path / name).read_text()) == json.loads((committed / name).read_text()), name
 
 
 def test_native_binaries_match_the_compose_versions():
