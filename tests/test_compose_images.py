@@ -398,14 +398,22 @@ def test_the_engine_fails_a_healthcheck_whose_tool_is_missing(images, engine, tm
         up = subprocess.run([*base, "up", "-d", "--wait", "--wait-timeout", "90"], capture_output=True, text=True,
                             timeout=180)
         assert up.returncode != 0, up.stdout + up.stderr
-        states = {}
-        for name in ("with-wget", "with-curl"):
-            cid = subprocess.run([*base, "ps", "-q", name], capture_output=True, text=True).stdout.strip()
-            health = json.loads(subprocess.run(["docker", "inspect", cid], capture_output=True, text=True,
-                                               check=True).stdout)[0]["State"]["Health"]
-            states[name] = (health["Status"], health["Log"][-1]["Output"] if health["Log"] else "")
-        assert states["with-curl"][0] == "unhealthy" and "curl" in states["with-curl"][1], states
-        assert states["with-wget"][0] == "healthy", states
+
+        def states():
+            found = {}
+            for name in ("with-wget", "with-curl"):
+                cid = subprocess.run([*base, "ps", "-q", name], capture_output=True, text=True).stdout.strip()
+                health = json.loads(subprocess.run(["docker", "inspect", cid], capture_output=True, text=True,
+                                                   check=True).stdout)[0]["State"]["Health"]
+                found[name] = (health["Status"], health["Log"][-1]["Output"] if health["Log"] else "")
+            return found
+
+        # --wait gives up at the first unhealthy container; the other may
+        # still be starting then.
+        settled = wait_until(lambda: (lambda s: s if "starting" not in {v[0] for v in s.values()} else None)(
+            states()), "both healthchecks to settle", timeout=60, interval=1)
+        assert settled["with-curl"][0] == "unhealthy" and "curl" in settled["with-curl"][1], settled
+        assert settled["with-wget"][0] == "healthy", settled
     finally:
         subprocess.run([*base, "down", "-v"], capture_output=True, timeout=120)
 
