@@ -8,6 +8,7 @@ Loki."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -21,6 +22,7 @@ from ybbench.dashboards import OUT, render
 
 from . import log_samples, promtail
 from .dashboards import all_queries, boards, fill, logql_failures, logql_queries, panels, promql_queries, run_logql
+from .kernel import Sampler, busy_cpu_seconds
 from .stack import BIN, REPO, wait_until
 from .ybbench_cli import ybbench_run
 
@@ -120,8 +122,15 @@ def live(prometheus, postgres, tmp_path_factory):
     run = f"d{uuid.uuid4().hex[:8]}"
     start = time.time()
     common = {"VUS": 4, "KEY_PREFIX": run}
-    ins = ybbench_run("sql-inserts", postgres, results, testid=f"{run}-ins", prometheus=prometheus.url,
-                      knobs={**common, "DURATION": "5s"})
+    # 30 s: longer than two rate windows, so the overview's run stats have instants inside it;
+    # the kernel's CPU time is read meanwhile, their ground truth.
+    cpu = Sampler(busy_cpu_seconds)
+    try:
+        ins = ybbench_run("sql-inserts", postgres, results, testid=f"{run}-ins", prometheus=prometheus.url,
+                          knobs={**common, "DURATION": "30s"})
+        time.sleep(0.3)  # a kernel sample after the run's recorded end
+    finally:
+        cpu.stop()
     assert ins.code == 0, ins.output
     written = ins.digest()["rows_written"]
     # Delete every odd key but the last (the workload's setup checks it):
@@ -146,7 +155,8 @@ def live(prometheus, postgres, tmp_path_factory):
     # Rules evaluate every 5s: wait until the k6 rule has seen the runs.
     wait_until(lambda: prometheus.query(f'testid:ybbench_k6_ops:rate1m{{testid=~"{run}-.*"}}'),
                "the k6 recording rule to record the runs", timeout=60)
-    return {"testid": f"{run}-.*", "start": start - 30, "end": time.time() + 1}
+    return {"testid": f"{run}-.*", "start": start - 30, "end": time.time() + 1, "ins": ins, "cpu": cpu,
+            "ins_testid": f"{run}-ins"}
 
 
 def _values(live: dict) -> dict[str, str]:
@@ -163,6 +173,42 @@ def test_every_panel_query_returns_data(live, prometheus, query):
     except Exception as e:  # noqa: BLE001 - reported with the panel's name
         pytest.fail(f"{query}: query failed: {expr}\n{e}")
     assert result, f"{query}: no series for {expr}"
+
+
+def _stat(prometheus, board: str, title: str, values: dict, start: float, end: float, step: float = 2) -> float:
+    """A stat panel's value as Grafana shows it: its query over the time
+    range, reduced by the panel's calc (mean or max of the non-null points)."""
+    (panel,) = [p for p in panels(boards()[board]) if p["title"] == title]
+    (target,) = panel["targets"]
+    calc = panel["options"]["reduceOptions"]["calcs"][0]
+    (series,) = prometheus.api("query_range", query=fill(target["expr"], values), start=start, end=end,
+                               step=f"{step:g}")["result"]
+    points = [float(v) for _, v in series["values"]]
+    return {"mean": sum(points) / len(points), "max": max(points)}[calc]
+
+
+def test_run_stats_read_the_runs_own_window(live, prometheus):
+    """The overview's stats for one selected run, over a range that holds idle time before and after
+    it, against the kernel and k6's summary (issue 26)."""
+    ins, cpu = live["ins"], live["cpu"]
+    params = json.loads((ins.folder / "params.json").read_text())
+    start, end = params["started"], params["finished"]
+    values = {**_values(live), "testid": live["ins_testid"]}
+    lo, hi = start - 60, end + 60  # the dashboard's range: a minute of other time each side
+    # CPU: the mean of busy fractions over 20 s windows inside the run is the run's busy
+    # fraction from /proc/stat (the host is steady under k6): 0.1 covers the windows
+    # weighting the run's middle over its edges, and the sampler's 0.1 s.
+    busy = _stat(prometheus, "overview.json", "Average CPU busy (selected runs)", values, lo, hi)
+    assert busy == pytest.approx(cpu.rate(start, end) / os.cpu_count(), abs=0.1)
+    # k6 ops/s: the summary's whole-run rate; 15% covers the first seconds, which the stat leaves out.
+    ops = _stat(prometheus, "overview.json", "k6 ops/s (client, selected runs)", values, lo, hi)
+    assert ops == pytest.approx(ins.digest()["ops"]["insert"]["per_second"], rel=0.15)
+    assert _stat(prometheus, "overview.json", "k6 VUs (selected runs, most)", values, lo, hi) == 4
+    # The control: the stat as it was (the last value of the 1m rule) reads far from the run.
+    old = prometheus.api("query_range", query=f'sum(testid:ybbench_k6_ops:rate1m{{testid="{live["ins_testid"]}"}})',
+                         start=lo, end=hi, step="2")["result"]
+    last = float(old[0]["values"][-1][1]) if old else 0.0
+    assert abs(last - ins.digest()["ops"]["insert"]["per_second"]) > 0.15 * ins.digest()["ops"]["insert"]["per_second"]
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import string
 
+from grafana_foundation_sdk.builders import common as gc
 from grafana_foundation_sdk.builders import dashboard as gd
 from grafana_foundation_sdk.builders import loki as gl
 from grafana_foundation_sdk.builders import prometheus as gp
@@ -119,9 +120,24 @@ def timeseries(title: str, unit: str, queries: list[tuple[str, str]], *, descrip
 
 
 def stat(title: str, unit: str, queries: list[tuple[str, str]], *, description: str = "",
-         width: int = 6, height: int = 4) -> gstat.Panel:
-    panel = gstat.Panel().title(title).description(description).unit(unit).datasource(DS).span(width).height(height)
+         width: int = 6, height: int = 4, calc: str = "lastNotNull") -> gstat.Panel:
+    """A stat panel; calc is Grafana's reduction of each series over the
+    time range (lastNotNull, mean, max, ...)."""
+    panel = (gstat.Panel().title(title).description(description).unit(unit).datasource(DS).span(width)
+             .height(height).reduce_options(gc.ReduceDataOptions().calcs([calc])))
     return with_targets(panel, queries)
+
+
+def inside_selected_runs() -> str:
+    """True at the instants t whose rate window (t - $__rate_interval, t]
+    lies inside a selected k6 run: k6 pushed after t (the run had not ended
+    at t) and at or before t - $__rate_interval (it had started by then).
+    A stat panel's rates `and on()` this, reduced by mean, read the run's
+    own window: no idle time from before or after it (issue 26)."""
+    def pushed(offset: str) -> str:
+        return f"sum(count_over_time(k6_vus{{{K6}}}[$__rate_interval] offset {offset})) > 0"
+
+    return f"({pushed('-$__rate_interval')}) and on () ({pushed('$__rate_interval')})"
 
 
 # Fields of Grafana's Prometheus and Loki annotation queries the SDK has

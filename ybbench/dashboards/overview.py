@@ -8,11 +8,16 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders import dashboard as gd
 
 from . import k6_panels, log_panels
-from .common import CLUSTER, K6, dashboard, stat, timeseries
+from .common import CLUSTER, K6, YSQL, dashboard, inside_selected_runs, stat, timeseries
+
+RUN_STAT = ("The mean over the instants whose rate window lies inside a selected k6 run (k6 pushed after the "
+            "instant and before the window began), so no idle time from before or after a run is mixed in; "
+            "empty for a run shorter than two rate windows.")
 
 
 def build() -> gd.Dashboard:
     c = f"{{{CLUSTER}}}"
+    inside = inside_selected_runs()
     board = dashboard("ybbench-overview", "ybbench / Benchmark overview",
                       "Seed 000's charts: total YSQL ops/sec by statement type, average and per-node latency, CPU "
                       "per node, side by side with k6's client-side ops/sec and latency for the selected run.",
@@ -21,19 +26,20 @@ def build() -> gd.Dashboard:
         board = board.annotation(annotation)
     return (
         board
-        .with_row(gd.Row("At a glance"))
-        .with_panel(stat("YSQL ops/s (cluster)", "ops", [
-            (f"sum(cluster:ybbench_ysql_ops:rate1m{c})", "YSQL"),
-        ]))
-        .with_panel(stat("k6 ops/s (client)", "ops", [
-            (f"sum(testid:ybbench_k6_ops:rate1m{{{K6}}})", "k6"),
-        ]))
-        .with_panel(stat("Average CPU busy", "percentunit", [
-            (f"avg(instance:ybbench_cpu_busy:ratio1m{c})", "CPU"),
-        ]))
-        .with_panel(stat("k6 VUs", "short", [
-            (f"sum(k6_vus{{{K6}}})", "VUs"),
-        ]))
+        .with_row(gd.Row("At a glance: the selected runs"))
+        .with_panel(stat("YSQL ops/s (cluster, selected runs)", "ops", [
+            (f"sum(rate(rpc_latency_count{{{YSQL}}}[$__rate_interval])) and on () {inside}", "YSQL"),
+        ], calc="mean", description=RUN_STAT))
+        .with_panel(stat("k6 ops/s (client, selected runs)", "ops", [
+            (f'sum(rate(k6_iterations_total{{{K6}, op!=""}}[$__rate_interval])) and on () {inside}', "k6"),
+        ], calc="mean", description=RUN_STAT))
+        .with_panel(stat("Average CPU busy (selected runs)", "percentunit", [
+            (f'avg(1 - avg by (instance) (rate(node_cpu_seconds_total{{mode="idle", {CLUSTER}}}[$__rate_interval])))'
+             f" and on () {inside}", "CPU"),
+        ], calc="mean", description=RUN_STAT + " Each host's busy fraction averaged over its CPUs, then over hosts."))
+        .with_panel(stat("k6 VUs (selected runs, most)", "short", [
+            (f"sum(k6_vus{{{K6}}}) and on () {inside}", "VUs"),
+        ], calc="max", description=RUN_STAT))
         .with_row(gd.Row("Throughput: server (YSQL) and client (k6)"))
         .with_panel(timeseries("Total YSQL ops/s by statement type", "ops", [
             (f"sum by (service_method) (cluster:ybbench_ysql_ops:rate1m{c})", "{{service_method}}"),

@@ -1,0 +1,71 @@
+"""Ground truth from the kernel for the tests: counters read from /proc
+every 0.1 s in a thread, interpolated at any instant."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from bisect import bisect_left
+from pathlib import Path
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+class Sampler:
+    """Reads a kernel counter every 0.1 s in a thread; value_at(t)
+    interpolates between the two samples around t."""
+
+    def __init__(self, read):
+        self.read, self.t, self.v = read, [], []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while not self._stop.is_set():
+            self.t.append(time.time())
+            self.v.append(self.read())
+            self._stop.wait(0.1)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+    def value_at(self, t: float) -> float:
+        i = bisect_left(self.t, t)
+        assert 0 < i < len(self.t), f"no kernel sample around {t}"
+        (t0, v0), (t1, v1) = (self.t[i - 1], self.v[i - 1]), (self.t[i], self.v[i])
+        return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+
+    def rate(self, a: float, b: float) -> float:
+        return (self.value_at(b) - self.value_at(a)) / (b - a)
+
+
+def busy_cpu_seconds() -> float:
+    """Every CPU's non-idle time, the modes node_exporter reports except
+    idle: user nice system iowait irq softirq steal (guest is inside user)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = fields
+    return (user + nice + system + iowait + irq + softirq + steal) / HZ
+
+
+def device_of(path: Path) -> str:
+    """The block device (as /proc/diskstats and node_exporter name it) that holds path."""
+    st = os.stat(path)
+    return Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve().name
+
+
+def writes_completed(device: str) -> float:
+    with open("/proc/diskstats") as f:
+        for line in f:
+            parts = line.split()
+            if parts[2] == device:
+                return float(parts[7])
+    raise AssertionError(f"{device} not in /proc/diskstats")
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / HZ  # utime, stime
