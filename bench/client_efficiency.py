@@ -88,9 +88,16 @@ def pgbench(pg: Postgres, script: str, clients: int, seconds: int) -> Measure:
            "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user, "-f", f.name, pg.database]
     text, cpu, rss = run_measured(cmd, pg.env())
     os.unlink(f.name)
+    ops, length = pgbench_operations(text)
+    return Measure(ops, length, cpu, rss)
+
+
+def pgbench_operations(text: str) -> tuple[int, float]:
+    """Transactions pgbench completed, and its load phase's length: the
+    count over its tps, which excludes the initial connection time."""
     ops = int(re.search(r"number of transactions actually processed: (\d+)", text).group(1))
     tps = float(re.search(r"tps = ([\d.]+)", text).group(1))
-    return Measure(ops, ops / tps, cpu, rss)
+    return ops, ops / tps
 
 
 # k6 clients: (name, label, environment). "plain" is what any k6 with the
