@@ -19,6 +19,7 @@ import yaml
 
 from ybbench import experiment_file, expected
 
+from . import shared
 from .stack import BIN, REPO, SHARED, free_port
 
 SEEDS = SHARED / "seeds"
@@ -46,9 +47,7 @@ def test_shipped_files_load_and_every_figure_says_where(seed):
 @pytest.mark.parametrize("seed", sorted(SHIPPED))
 def test_every_quote_is_the_seeds_text_verbatim(seed):
     exp = experiment_file.load(REPO / "experiments" / SHIPPED[seed])
-    text_file = SEEDS / exp.source_file
-    if not text_file.is_file():
-        pytest.skip(f"{text_file} not here (a clone without ../shared)")
+    text_file = shared.need(SEEDS / exp.source_file, f"seed {seed}'s text")
     text = " ".join(text_file.read_text().split())
     missing = [(where, q) for where, q in exp.quotes() if " ".join(q.split()) not in text]
     assert not missing

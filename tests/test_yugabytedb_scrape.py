@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from . import shared
 from .stack import SHARED, wait_until
 
 DASHBOARD_12620 = SHARED / "fixtures" / "grafana-12620" / "YugabyteDB.json"
@@ -89,12 +90,15 @@ def _fill(expr: str) -> str:
     return expr
 
 
-@pytest.mark.skipif(not DASHBOARD_12620.exists(),
-                    reason=f"YugabyteDB's dashboard 12620 is not in the repository; not found at {DASHBOARD_12620}")
+DASHBOARD_WHAT = "YugabyteDB's dashboard 12620 (not in the repository)"
+
+
+@shared.mark(DASHBOARD_12620, DASHBOARD_WHAT)
 def test_dashboard_12620_works_unmodified(scraped):
     """YugabyteDB's own dashboard, on our relabeling: as many of its queries
     return data as with the docs' config (about 178 of 453 on these
     captures; most of the rest are YEDIS, which the captures lack)."""
+    shared.need(DASHBOARD_12620, DASHBOARD_WHAT)
     queries = _dashboard_queries()
     assert len(queries) > 400
     with_data, errors = [], []
