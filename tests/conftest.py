@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from .compose.images.yugabytedb.yb_standin import ADVANCE_PER_S, statements_from
 from .exporters import start_postgres_exporter
 from .stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, Prometheus, free_port, wait_until
 
@@ -56,9 +57,16 @@ def postgres_exporter(postgres, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def captures():
-    """The four YugabyteDB endpoints, served from the real captures."""
-    servers = {kind: CaptureServer(CAPTURES / f"{kind}.txt") for kind in ("master", "tserver", "ysql", "ycql")}
+def captures(postgres):
+    """The four YugabyteDB endpoints, served from the real captures, their
+    counters moving as a live server's do: each by ADVANCE_PER_S per second,
+    and YSQL's statement counters by the statements the test PostgreSQL
+    executes (yb_standin.py)."""
+    statements = statements_from(["psql", "-h", "127.0.0.1", "-p", str(postgres.port), "-U", postgres.user,
+                                  "-d", postgres.database], postgres.env())
+    servers = {kind: CaptureServer(CAPTURES / f"{kind}.txt", advance=ADVANCE_PER_S,
+                                   statements=statements if kind == "ysql" else None)
+               for kind in ("master", "tserver", "ysql", "ycql")}
     yield {kind: s.address for kind, s in servers.items()}
     for s in servers.values():
         s.stop()

@@ -62,9 +62,12 @@ class Postgres:
         pw_file.unlink()
         pg.options = (f"-c listen_addresses=127.0.0.1 -c port={pg.port} -c unix_socket_directories={root} "
                       f"-c max_connections={max_connections} -c fsync=off"
+                      # Statement counts by kind, which the tests' YugabyteDB stand-in serves as YSQL's.
+                      " -c shared_preload_libraries=pg_stat_statements"
                       + ("" if durable else " -c synchronous_commit=off"))
         pg.serve()
         pg.psql("postgres", f"CREATE DATABASE {pg.database}")
+        pg.psql(pg.database, "CREATE EXTENSION pg_stat_statements")
         return pg
 
     def serve(self) -> None:

@@ -5,7 +5,9 @@ Runs as `yb-master` or `yb-tserver` with the flags compose passes, and
 serves what the compose stack relies on:
   - the real YugabyteDB 2.23.1 /prometheus-metrics captures (timestamps
     stripped, as a live scrape would be fresh) on the master :7000, tserver
-    :9000, YCQL :12000 and YSQL :13000 ports;
+    :9000, YCQL :12000 and YSQL :13000 ports, their counters moving: each
+    by ADVANCE_PER_S per second, and YSQL's statement counters (on the
+    tserver that keeps the data) by the statements its PostgreSQL executes;
   - the master RPC port (:7100), which the stand-in yb-admin connects to;
   - YSQL on :5433 from PostgreSQL, role and database `yugabyte`, no
     password (YSQL's default). A real cluster serves one database from every
@@ -100,19 +102,109 @@ class _Server(ThreadingHTTPServer):
         self.server_name, self.server_port = self.server_address[:2]
 
 
-def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus-metrics") -> ThreadingHTTPServer:
+# YugabyteDB's counters grow while it serves; a capture's stand still, so
+# every rate panel would read 0. Served with advance > 0, every counter
+# of a capture grows by `advance` per second since the server started: a
+# known amount the tests check rates against (a rate of n series summed is
+# n x advance). The YSQL statement counters also add the statements
+# PostgreSQL really executed (pg_stat_statements), so YSQL's panels show a
+# run's statements while it runs.
+ADVANCE_PER_S = 1.0
+# RocksDB's statistics tickers count up, but YugabyteDB exports them as
+# gauges; its levels (SST sizes and files, open iterators) stay put.
+_ROCKSDB_TICKER = re.compile(r"^rocksdb_(?!current_version_|total_sst_files_size$|num_iterators$)")
+_SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{.*\})?\s+(\S+)$")
+_YSQL_STMT = re.compile(r"^handler_latency_yb_ysqlserver_SQLProcessor_(\w+Stmts?)_(count|sum)$")
+# pg_stat_statements' first word of a statement, as YSQL's SQLProcessor counts it.
+_VERBS = {"SELECT": "SelectStmt", "WITH": "SelectStmt", "INSERT": "InsertStmt", "UPDATE": "UpdateStmt",
+          "DELETE": "DeleteStmt", "BEGIN": "BeginStmt", "START": "BeginStmt", "COMMIT": "CommitStmt",
+          "END": "CommitStmt", "ROLLBACK": "RollbackStmt", "ABORT": "RollbackStmt"}
+STATEMENTS_SQL = ("SELECT coalesce(upper(substring(query from '^\\s*([A-Za-z]+)')), ''), sum(calls), "
+                  "sum(total_exec_time) FROM pg_stat_statements GROUP BY 1")
+
+
+def statements_from(psql: list[str], env: dict | None = None):
+    """A function returning {Stmt kind: (count, µs)} from PostgreSQL's
+    pg_stat_statements, through `psql` (a command line that takes -Atc);
+    the last good answer when PostgreSQL does not answer."""
+    last: dict[str, tuple[float, float]] = {}
+
+    def read() -> dict[str, tuple[float, float]]:
+        nonlocal last
+        try:
+            out = subprocess.run([*psql, "-XAtF", "\t", "-c", STATEMENTS_SQL], capture_output=True, text=True,
+                                 env=env, timeout=5, check=True).stdout
+        except (OSError, subprocess.SubprocessError):
+            return last
+        got: dict[str, tuple[float, float]] = {}
+        for line in out.splitlines():
+            verb, calls, ms = line.split("\t")  # one line each: the verb has no newline
+            kind = _VERBS.get(verb, "OtherStmts")
+            c, t = got.get(kind, (0.0, 0.0))
+            got[kind] = (c + float(calls), t + float(ms) * 1000)
+        last = got
+        return got
+    return read
+
+
+class _Capture:
+    """A capture's page, rendered fresh on each scrape."""
+
+    def __init__(self, capture: Path, advance: float, statements):
+        text = _TIMESTAMP.sub(rb"\1", capture.read_bytes()).decode()
+        counters = {name for name, kind in re.findall(r"^# TYPE (\S+) (counter|gauge)$", text, re.M)
+                    if kind == "counter" or _ROCKSDB_TICKER.match(name)}
+        self.static = advance == 0 and statements is None
+        self.body = text.encode()
+        # (text, None) for comments; (series, value, moves, YSQL statement (kind, count or sum)) for samples.
+        self.lines: list[tuple] = []
+        for line in text.splitlines():
+            m = _SAMPLE.match(line)
+            if not m:
+                self.lines.append((line, None))
+                continue
+            stmt = _YSQL_STMT.match(m.group(1))
+            self.lines.append((m.group(1) + (m.group(2) or ""), float(m.group(3)), m.group(1) in counters,
+                               (stmt.group(1), 0 if stmt.group(2) == "count" else 1) if stmt else None))
+        self.advance, self.statements, self.started = advance, statements, time.time()
+
+    def render(self) -> bytes:
+        """The page now. Moving samples carry the time their values are for
+        (ms), as YugabyteDB's own do: a scrape that is answered late does not
+        shift a counter against its timestamp."""
+        if self.static:
+            return self.body
+        done = self.statements() if self.statements else {}
+        now = time.time()
+        grown, stamp = self.advance * (now - self.started), int(now * 1000)
+        out = []
+        for head, value, *more in self.lines:
+            if value is None:
+                out.append(head)
+                continue
+            moves, stmt = more
+            if moves:
+                value += grown + (done.get(stmt[0], (0.0, 0.0))[stmt[1]] if stmt else 0.0)
+            out.append(f"{head} {value:.17g} {stamp}")
+        return ("\n".join(out) + "\n").encode()
+
+
+def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus-metrics", advance: float = 0.0,
+                   statements=None) -> ThreadingHTTPServer:
     """Serves one capture at `path`, as one YugabyteDB endpoint would, from
     a background thread. The captures' samples carry 2025 timestamps, which
-    Prometheus drops as too old: they go, as if scraped now. (The native
-    test stack serves the captures with this too, and
-    bench/monitoring_100_nodes.py a node_exporter capture at /metrics.)"""
-    body = _TIMESTAMP.sub(rb"\1", capture.read_bytes())
+    Prometheus drops as too old: they go, as if scraped now. With advance
+    or statements, its counters move (above). (The native test stack serves
+    the captures with this too, and bench/monitoring_100_nodes.py a
+    node_exporter capture at /metrics.)"""
+    page = _Capture(capture, advance, statements)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's naming
             if self.path.split("?")[0] != path:
                 self.send_error(404)
                 return
+            body = page.render()
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.send_header("Content-Length", str(len(body)))
@@ -127,9 +219,9 @@ def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus
     return server
 
 
-def serve_metrics(port: int, capture: str) -> None:
-    metrics_server(CAPTURES / capture, "0.0.0.0", port)
-    log(f"serving {capture} on :{port}/prometheus-metrics")
+def serve_metrics(port: int, capture: str, statements=None) -> None:
+    metrics_server(CAPTURES / capture, "0.0.0.0", port, advance=ADVANCE_PER_S, statements=statements)
+    log(f"serving {capture} on :{port}/prometheus-metrics, its counters moving")
 
 
 def accept_rpc(port: int) -> None:
@@ -207,7 +299,8 @@ def run_postgres(data_root: Path, port: int, max_connections: int, log_dir: Path
     proc = subprocess.Popen(
         ["runuser", "-u", "postgres", "--", str(PG_BIN / "postgres"), "-D", str(pgdata), "-p", str(port),
          "-c", "listen_addresses=*", "-c", "unix_socket_directories=/tmp", "-c", f"max_connections={max_connections}",
-         "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "shared_buffers=128MB", *logging],
+         "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "shared_buffers=128MB",
+         "-c", "shared_preload_libraries=pg_stat_statements", *logging],
     )
     deadline = time.monotonic() + 60
     while subprocess.run([str(PG_BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port), "-U", "yugabyte", "-d", "postgres"]).returncode != 0:
@@ -217,6 +310,8 @@ def run_postgres(data_root: Path, port: int, max_connections: int, log_dir: Path
     if first:
         _as_postgres([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "yugabyte", "-d", "postgres",
                       "-qc", "CREATE DATABASE yugabyte"])
+        _as_postgres([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "yugabyte", "-d", "yugabyte",
+                      "-qc", "CREATE EXTENSION pg_stat_statements"])
     log(f"YSQL (PostgreSQL) on :{port}")
     return proc
 
@@ -254,9 +349,12 @@ def main() -> None:
     else:
         serve_metrics(int(f.get("webserver_port", 9000)), "tserver.txt")
         serve_metrics(12000, "ycql.txt")
-        serve_metrics(13000, "ysql.txt")
         ysql_port = int(f.get("pgsql_proxy_bind_address", "0.0.0.0:5433").rpartition(":")[2])
         upstream = os.environ.get("YB_STANDIN_YSQL_UPSTREAM")
+        # The statements the data-keeping tserver's PostgreSQL executes, also
+        # those forwarded to it: the cluster's total is right, not its split.
+        serve_metrics(13000, "ysql.txt", None if upstream else statements_from(
+            [str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(ysql_port), "-U", "yugabyte", "-d", "yugabyte"]))
         if upstream:
             forward_ysql(ysql_port, upstream)
         else:
