@@ -10,7 +10,7 @@ import re
 import pytest
 
 from . import shared
-from .compose.images.yugabytedb.yb_standin import ADVANCE_PER_S
+from .compose.images.yugabytedb.yb_standin import ADVANCE_PER_S, rate_of
 from .stack import SHARED, wait_until
 
 DASHBOARD_12620 = SHARED / "fixtures" / "grafana-12620" / "YugabyteDB.json"
@@ -62,17 +62,22 @@ def test_tserver_write_and_read_handlers(scraped, method):
 
 def test_counters_move_by_the_known_amount_and_gauges_stand_still(scraped):
     """The captures served as a live server's counters: each grows by
-    ADVANCE_PER_S a second (yb_standin.py), so a rate is that, exactly but
-    for the scrape timestamps' jitter (2%); gauges keep their values."""
+    ADVANCE_PER_S x rate_of(its metric) a second (yb_standin.py), and each
+    sample carries the time of its value, so the slope between two samples
+    is exactly that (0.1% for float rounding); gauges keep their values."""
     wait_until(lambda: len(scraped.query('count_over_time(up{job="yugabytedb"}[30s]) >= 4')) == 4,
                "four scrapes of each YugabyteDB endpoint", timeout=60)
-    for metric in ('rpc_latency_count{service_method="Write", export_type="tserver_export"}',
-                   'rocksdb_block_cache_hit{export_type="tserver_export"}', 'cpu_utime{export_type="master_export"}'):
+    for metric, name in (('rpc_latency_count{service_method="Write", export_type="tserver_export"}',
+                          "handler_latency_yb_tserver_TabletServerService_Write_count"),
+                         ('rocksdb_block_cache_hit{export_type="tserver_export"}', "rocksdb_block_cache_hit"),
+                         ('rocksdb_block_cache_miss{export_type="tserver_export"}', "rocksdb_block_cache_miss"),
+                         ('cpu_utime{export_type="master_export"}', "cpu_utime")):
         raw = scraped.query(f"{metric}[30s]")
         assert raw, metric
         for r in raw:  # the slope between the first and last raw samples
             (t0, v0), (t1, v1) = [(float(t), float(v)) for t, v in (r["values"][0], r["values"][-1])]
-            assert (v1 - v0) / (t1 - t0) == pytest.approx(ADVANCE_PER_S, rel=0.02), (metric, r["values"])
+            want = ADVANCE_PER_S * rate_of(name)
+            assert (v1 - v0) / (t1 - t0) == pytest.approx(want, rel=0.001), (metric, r["values"])
     sizes = scraped.query('deriv(rocksdb_current_version_sst_files_size{export_type="tserver_export"}[30s])')
     assert sizes and all(float(r["value"][1]) == 0 for r in sizes)
 

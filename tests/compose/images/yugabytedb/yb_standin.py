@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -104,12 +105,21 @@ class _Server(ThreadingHTTPServer):
 
 # YugabyteDB's counters grow while it serves; a capture's stand still, so
 # every rate panel would read 0. Served with advance > 0, every counter
-# of a capture grows by `advance` per second since the server started: a
-# known amount the tests check rates against (a rate of n series summed is
-# n x advance). The YSQL statement counters also add the statements
-# PostgreSQL really executed (pg_stat_statements), so YSQL's panels show a
-# run's statements while it runs.
+# of a capture grows by advance x rate_of(its name) per second since the
+# server started: a known amount the tests check rates against (n series
+# of a metric summed: n x advance x rate_of(metric)), different for
+# different metrics so that a query reading the wrong one (hits for misses)
+# is caught. The YSQL statement counters also add the statements PostgreSQL
+# really executed (pg_stat_statements), so YSQL's panels show a run's
+# statements while it runs.
 ADVANCE_PER_S = 1.0
+
+
+def rate_of(metric: str) -> int:
+    """1 to 9: how many times ADVANCE_PER_S this metric's series grow."""
+    return 1 + zlib.crc32(metric.encode()) % 9
+
+
 # RocksDB's statistics tickers count up, but YugabyteDB exports them as
 # gauges; its levels (SST sizes and files, open iterators) stay put.
 _ROCKSDB_TICKER = re.compile(r"^rocksdb_(?!current_version_|total_sst_files_size$|num_iterators$)")
@@ -164,7 +174,8 @@ class _Capture:
                 self.lines.append((line, None))
                 continue
             stmt = _YSQL_STMT.match(m.group(1))
-            self.lines.append((m.group(1) + (m.group(2) or ""), float(m.group(3)), m.group(1) in counters,
+            self.lines.append((m.group(1) + (m.group(2) or ""), float(m.group(3)),
+                               rate_of(m.group(1)) if m.group(1) in counters else 0,
                                (stmt.group(1), 0 if stmt.group(2) == "count" else 1) if stmt else None))
         self.advance, self.statements, self.started = advance, statements, time.time()
 
@@ -182,9 +193,9 @@ class _Capture:
             if value is None:
                 out.append(head)
                 continue
-            moves, stmt = more
-            if moves:
-                value += grown + (done.get(stmt[0], (0.0, 0.0))[stmt[1]] if stmt else 0.0)
+            rate, stmt = more
+            if rate:
+                value += grown * rate + (done.get(stmt[0], (0.0, 0.0))[stmt[1]] if stmt else 0.0)
             out.append(f"{head} {value:.17g} {stamp}")
         return ("\n".join(out) + "\n").encode()
 
