@@ -82,15 +82,37 @@ def compose_env() -> dict[str, str]:
     return env
 
 
-def check_compose() -> None:
-    """Before the run: `docker compose` answers and the stack has a project."""
+def _compose(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(["docker", "compose", *args], env=compose_env(), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def check_compose(planned: list[Event] = ()) -> None:
+    """Before the run: `docker compose` answers, the stack has a project,
+    and every event names one of its services (compose itself answers a
+    `stop` or `kill` of a service it does not have with success)."""
     try:
-        p = subprocess.run(["docker", "compose", "ps", "--services"], env=compose_env(), capture_output=True,
-                           text=True, timeout=60)
-    except OSError as e:
+        p = _compose("ps", "--services")
+        known = _compose("--profile", "*", "config", "--services")
+    except (OSError, subprocess.TimeoutExpired) as e:
         raise UserError(f"--event needs `docker compose`: {e}") from None
     if p.returncode != 0:
         raise UserError(f"--event: `docker compose ps` failed: {(p.stderr or p.stdout).strip()[:300]}")
+    services = set(known.stdout.split()) if known.returncode == 0 else set()
+    for e in planned:
+        if services and e.service not in services:
+            raise UserError(f"--event {e.at:g}s:{e.action}:{e.service}: the compose project has no service "
+                            f"{e.service!r} (it has {', '.join(sorted(services))})")
+
+
+def running(service: str) -> bool:
+    """Whether the engine has a running container of the service."""
+    p = _compose("ps", "--status", "running", "--services", service)
+    return p.returncode == 0 and service in p.stdout.split()
+
+
+# What the engine must show after an action: a running container or none.
+RUNS_AFTER = {"stop": False, "kill": False, "start": True, "restart": True, "add": True}
 
 
 def target_file(service: str) -> Path:
@@ -106,14 +128,20 @@ def _write_targets(service: str) -> None:
 
 
 def apply(e: Event) -> tuple[bool, str]:
-    cmd = ["docker", "compose", *ACTIONS[e.action], e.service]
+    """Runs the event; ok only when compose succeeded and the engine shows
+    its effect (compose exits 0 for a kill with no container to kill)."""
     try:
-        p = subprocess.run(cmd, env=compose_env(), capture_output=True, text=True, timeout=300)
+        if e.action in ("stop", "kill") and not running(e.service):
+            return False, f"{e.service} was not running: nothing to {e.action}"
+        p = _compose(*ACTIONS[e.action], e.service, timeout=300)
+        out = (p.stdout + p.stderr).strip()
+        if p.returncode != 0:
+            return False, out
+        if e.action in RUNS_AFTER and running(e.service) != RUNS_AFTER[e.action]:
+            state = "running" if not RUNS_AFTER[e.action] else "not running"
+            return False, f"{out}\n{e.service} is {state} after {e.action}".strip()
     except (OSError, subprocess.TimeoutExpired) as err:
         return False, str(err)
-    out = (p.stdout + p.stderr).strip()
-    if p.returncode != 0:
-        return False, out
     if e.action == "add":
         _write_targets(e.service)
     elif e.action == "remove":

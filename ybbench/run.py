@@ -228,7 +228,7 @@ def run(
         if n_gen > 1:
             raise UserError("--event: faults are timed from one k6 process; use --generators 1")
         planned = ev.parse(list(events), knobs.get("DURATION"))
-        ev.check_compose()
+        ev.check_compose(planned)
     k6 = check_services(prometheus, loki)
     final = results / testid
     if final.exists():
@@ -283,14 +283,11 @@ def run(
                 raise
             code = proc.wait()
         happened = schedule.finish()
+        failed = [e for e in happened if not e["ok"]]
         if planned:
             write_json(stage / "events.json", happened)
             if loki:
                 ev.to_loki(loki, testid, happened)
-            failed = [e for e in happened if not e["ok"]]
-            if failed:
-                raise UserError("; ".join(f"event {e['action']} {e['service']} at {e['at_s']:g} s failed: "
-                                          f"{e['output'][-300:]}" for e in failed))
         if loki:
             logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid}, stamped)
         if code not in K6_RAN:
@@ -315,6 +312,11 @@ def run(
                 "k6_exit_code": code,
             },
         )
+    if failed:
+        # The run happened and its folder stays, events.json saying which
+        # fault did not: it is not the run that was asked for.
+        raise UserError(f"run {testid} ({final}) did not get its events: " + "; ".join(
+            f"{e['action']} {e['service']} at {e['at_s']:g} s failed: {e['output'][-300:]}" for e in failed))
     return RunResult(testid, final, code)
 
 
