@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from . import seed_charts
+from . import run_rates, seed_charts
 from . import expected
 from .errors import UserError
 from .files import write_json
@@ -157,8 +157,11 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
         "latency_avg_ms": ("latency avg by op, ms (k6's native histogram)", "ms"),
         "latency_p99_ms": ("latency p99 by op, ms (k6's native histogram)", "ms"),
     }
-    # k6's series exist only while the run does: no window reaches before it.
+    # k6's series exist only from the run's start: a window that reaches
+    # before it holds less than its length of k6's counts, and rate()
+    # divides by the whole length, so those ops/s points read low: partial.
     k6_rng = k6_range(prom, run["testid"], start, end, step)
+    ops = run["summary"].get("ops", {})
     for key, promql in (prom_queries(run["testid"], k6_rng) if k6_rng else {}).items():
         title, ylabel = specs[key]
         series = _series(prom.range(promql, start, end, step), "op")
@@ -168,7 +171,14 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
         c = {"id": key, "title": f"{run['testid']}: {title}",
              "source": f"Prometheus {prom.url}, query_range step {step:g}s: {promql}",
              "query": promql, "step": step, "data": series}
-        c["png"] = _line_chart(c["title"], ylabel, series, start, end)
+        whole = None
+        if key == "ops_per_second":
+            for s in series.values():
+                run_rates.mark_partial(s, start, float(k6_rng[:-1]))
+            # The whole run's figure is k6's own count over the run (summary.json).
+            whole = {op: {"value": ops[op]["per_second"], "t0": start, "t1": end} for op in series if op in ops}
+            c["whole_run"] = whole
+        c["png"] = _line_chart(c["title"], ylabel, series, start, end, whole, "whole run (k6 summary)")
         charts.append(c)
     if not k6_rng:
         missing.append("k6's ops/s and latency over time: k6 pushed fewer than 2 samples of "
@@ -197,8 +207,12 @@ def _table_html(t: dict, w: dict) -> str:
 
 def _figures_text(c: dict, w: dict) -> str:
     """The whole-run (and in-run) figure of every line of a rate chart."""
+    marks = (" Dashed points with hollow markers are partial: their rate window reaches back before the run."
+             if any(isinstance(s, dict) and any(s.get("partial", [])) for s in c["data"].values()) else "")
     if "figures" not in c:
-        return ""
+        whole = c.get("whole_run") or {}
+        return (" Whole run (k6 summary): " + "; ".join(f"{op} {f['value']:.4g}" for op, f in whole.items()) + "."
+                if whole else "") + marks
     parts = []
     for name, f in c["figures"].items():
         whole, inside = f["whole_run"], f["in_run"]
@@ -210,8 +224,6 @@ def _figures_text(c: dict, w: dict) -> str:
         if inside and f["scrapes_inside"] >= 2:
             text += f", {inside['value']:.4g} between the {f['scrapes_inside']} scrapes inside it"
         parts.append(text)
-    marks = (" Dashed points with hollow markers are partial: their rate window reaches back to a scrape from "
-             "before the run." if any(any(s.get("partial", [])) for s in c["data"].values()) else "")
     return (f" Whole run, from the last scrape at or before its start to the first after its end: "
             f"{'; '.join(parts)}.{marks}")
 

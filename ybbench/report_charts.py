@@ -18,7 +18,8 @@ def png(fig) -> str:
 
 
 def line_chart(title: str, ylabel: str, series: dict[str, dict], start: float, end: float,
-               whole_run: dict[str, dict | None] | None = None) -> str:
+               whole_run: dict[str, dict | None] | None = None,
+               whole_label: str = "whole run (bracketing scrapes)") -> str:
     """Lines over the run, x in seconds since its start, the run's end
     marked. A series with "partial" flags draws its points whose window
     reaches back before the run dashed with hollow markers; whole_run's
@@ -46,7 +47,7 @@ def line_chart(title: str, ylabel: str, series: dict[str, dict], start: float, e
             ax.hlines(fig_["value"], fig_["t0"] - start, fig_["t1"] - start, colors=line.get_color(),
                       linestyles=":", linewidth=1.5)
     if whole_run and any(whole_run.values()):
-        ax.plot([], [], linestyle=":", color="grey", label="whole run (bracketing scrapes)")
+        ax.plot([], [], linestyle=":", color="grey", label=whole_label)
     ax.axvline(0, color="grey", linewidth=0.8)
     ax.axvline(end - start, color="grey", linewidth=0.8)
     ax.set_xlabel("seconds since the run started (grey lines: start and end)")
