@@ -39,6 +39,10 @@ class Spec:
     needs: str
     level: bool = False  # a size, not a rate: its change over the window is the growth
 
+    def missing(self, suffix: str, promql: str) -> str:
+        """What the report says of a query with no series, and what it needs."""
+        return f"{self.title}{' ' + suffix if suffix else ''}: no series for {promql} over the window; {self.needs}"
+
     def promql(self, suffix: str, rng: str) -> str:
         if self.level:
             return self.queries[suffix]
@@ -84,8 +88,7 @@ def _level_chart(spec: Spec, run: dict, prom, step: float) -> tuple[dict, list[s
     for suffix, promql in spec.queries.items():
         got = _series(prom.range(promql, start, end, step), spec.labels, suffix)
         if not got:
-            missing.append(f"{spec.title}{' ' + suffix if suffix else ''}: no series for {promql} "
-                           f"over the window; {spec.needs}")
+            missing.append(spec.missing(suffix, promql))
         data.update(got)
     c = {"queries": spec.queries, "data": data}
     # SSTable growth: first and last value in the window
@@ -109,8 +112,7 @@ def _rate_chart(spec: Spec, run: dict, prom, step: float) -> tuple[dict, list[st
     for suffix, promql in queries.items():
         got = _series(prom.range(promql, start, end, step), spec.labels, suffix)
         if not got and not per_suffix[suffix]:
-            missing.append(f"{spec.title}{' ' + suffix if suffix else ''}: no series for {promql} "
-                           f"over the window; {spec.needs}")
+            missing.append(spec.missing(suffix, promql))
         for name, s in got.items():
             g = groups.get(name)
             data[name] = run_rates.mark_partial(s, g.inside_from if g else None, float(rng[:-1]))
