@@ -51,10 +51,11 @@ def testrun() -> dict:
 
 @pytest.fixture(scope="module")
 def crd_schema() -> dict:
-    """TestRun's openAPIV3Schema from k6-operator's module, or a skip naming why."""
+    """TestRun's openAPIV3Schema from k6-operator's module (native/build.sh
+    downloads it; read here offline), or a skip naming why."""
     try:
         p = subprocess.run(["go", "mod", "download", "-json", K6_OPERATOR], capture_output=True, text=True,
-                           timeout=300, cwd="/", env=dict(os.environ, GOFLAGS="-mod=mod"))
+                           timeout=300, cwd="/", env=dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off"))
         info = json.loads(p.stdout)
     except (OSError, ValueError, subprocess.TimeoutExpired) as e:
         pytest.skip(f"the k6-operator CRD needs `go mod download {K6_OPERATOR}`: {e}")
