@@ -36,12 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy
-
 from rich.console import Console
 from rich.table import Table
 
 from tests.stack import BIN, PG_BIN, REPO, Postgres
-from ybbench.run import k6_env
+from ybbench.run.k6_process import k6_env
 
 ROWS = 200_000
 PREFIX = "bench"

@@ -14,7 +14,7 @@ from .stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, 
 
 # Every k6 the tests start, directly or through ybbench, sends no usage
 # report (k6 posts one to Grafana after each run otherwise) and never asks
-# Grafana's build service for a binary (ybbench/run.py K6_QUIET_ENV).
+# Grafana's build service for a binary (ybbench/run/k6_process.py K6_QUIET_ENV).
 os.environ["K6_NO_USAGE_REPORT"] = "true"
 os.environ["K6_AUTO_EXTENSION_RESOLUTION"] = "false"
 

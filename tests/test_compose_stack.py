@@ -23,8 +23,19 @@ from datetime import datetime, timezone
 
 import pytest
 
-from .compose_stack import (COMPOSE_FILE, OVERRIDE, Compose, Engine, K6Run, LokiApi, NETWORK, PROJECT, PromApi,
-                            build_images, eventually)
+from .compose_stack import (
+    COMPOSE_FILE,
+    NETWORK,
+    OVERRIDE,
+    PROJECT,
+    Compose,
+    Engine,
+    K6Run,
+    LokiApi,
+    PromApi,
+    build_images,
+    eventually,
+)
 from .dashboards import logql_failures
 from .stack import BIN, REPO
 
@@ -233,7 +244,7 @@ def test_kill_restart_and_a_failed_event_land_in_events_json(stack, prom, tmp_pa
         return subprocess.run(
             [sys.executable, "-m", "ybbench", "run", "sql-inserts", "--testid", tid, "--results", str(results),
              "--quiet", "--prometheus", prom.base, "--set", f"YSQL_NODES={stack.address('yb-tserver-1')}:5433",
-             "--set", "VUS=2", "--set", "DURATION=14s", *(x for e in events for x in ("--event", e))],
+             "--set", "VUS=2", "--set", "DURATION=20s", *(x for e in events for x in ("--event", e))],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
 
     unknown = ybbench_run(new_testid("nosvc"), "2s:stop:yb-tserver-9")
@@ -242,7 +253,9 @@ def test_kill_restart_and_a_failed_event_land_in_events_json(stack, prom, tmp_pa
 
     (t3,) = [c["Id"] for c in stack.containers() if stack.service_of(c) == "yb-tserver-3"]
     started = time.time()
-    run = ybbench_run(testid, "2s:kill:yb-tserver-3", "4s:kill:yb-tserver-3", "7s:restart:yb-tserver-3")
+    # Down from 2 s to 14 s: more than two of Prometheus's 5 s scrape intervals, so at least one
+    # scrape lands while it is down whatever the scrape's phase (7 s, as before, missed it on CI).
+    run = ybbench_run(testid, "2s:kill:yb-tserver-3", "4s:kill:yb-tserver-3", "14s:restart:yb-tserver-3")
     ended = time.time()
     assert run.returncode == 2, run.stdout + run.stderr
     assert "kill yb-tserver-3 at 4 s failed: yb-tserver-3 was not running" in run.stderr

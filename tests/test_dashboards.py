@@ -17,8 +17,8 @@ import uuid
 
 import pytest
 
-from ybbench import events
 from ybbench.dashboards import OUT, render
+from ybbench.run import faults as events
 
 from . import log_samples, promtail
 from .dashboards import all_queries, boards, fill, logql_failures, logql_queries, panels, promql_queries, run_logql
@@ -235,7 +235,7 @@ def logs_live(loki, postgres, tmp_path_factory):
     cli = ybbench_run("sql-inserts", postgres, tmp_path_factory.mktemp("logs-results"), testid=f"{run}-cli",
                       knobs={"VUS": 2, "DURATION": "2s"}, extra_args=["--loki", loki.url])
     assert cli.code == 0, cli.output
-    # An event as `ybbench run --event` ships it (events.py; a real one
+    # An event as `ybbench run --event` ships it (ybbench/run/faults.py; a real one
     # needs the compose stack: tests/test_compose_stack.py).
     events.to_loki(loki.url, f"{run}-cli", [{"at_s": 1.0, "action": "stop", "service": "yb-tserver-2",
                                              "time": time.time(), "ok": True}])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ybbench.doe import Design, parse_generator
+from ybbench.experiments.doe.design import Design, parse_generator
 
 from .doe_cases import SEED_002, edited_seed, jain, seed_doc, write, ybbench_doe
 
@@ -385,7 +385,7 @@ def test_full_factorial_and_no_out(tmp_path):
 
 def test_levels_compare_as_yaml_reads_them(tmp_path):
     """5 and "5", True and "true" are the same level, in rows as in a CSV."""
-    from ybbench.doe_file import load
+    from ybbench.experiments.doe.file import load
 
     def edit(d):
         for row in d["results"]["rows"]:

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from ybbench import latency
+from ybbench.core import latency
 
 from .ybbench_cli import ybbench_run
 
@@ -158,7 +158,7 @@ def test_per_op_latency_of_a_mixed_run_comes_from_prometheus(runs, postgres, pro
 def test_k6_sends_no_usage_report_unless_asked(monkeypatch):
     """ybbench run and make bench start k6 with K6_NO_USAGE_REPORT=true (k6
     posts a usage report to Grafana after every run otherwise)."""
-    from ybbench.run import k6_env
+    from ybbench.run.k6_process import k6_env
     monkeypatch.delenv("K6_NO_USAGE_REPORT", raising=False)
     assert k6_env({})["K6_NO_USAGE_REPORT"] == "true"
     monkeypatch.setenv("K6_NO_USAGE_REPORT", "false")
@@ -169,7 +169,7 @@ def test_k6_asks_no_build_service_for_a_binary_unless_asked(monkeypatch):
     """A k6 without an extension a script imports would ask Grafana's build
     service for one (automatic extension resolution): off, unless the user
     turns it on."""
-    from ybbench.run import k6_env
+    from ybbench.run.k6_process import k6_env
     monkeypatch.delenv("K6_AUTO_EXTENSION_RESOLUTION", raising=False)
     assert k6_env({})["K6_AUTO_EXTENSION_RESOLUTION"] == "false"
     monkeypatch.setenv("K6_AUTO_EXTENSION_RESOLUTION", "true")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from ybbench import events
+from ybbench.run import faults as events
 
 
 def test_an_event_due_after_k6_ended_is_recorded_as_not_run():

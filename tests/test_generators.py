@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from ybbench import summary_merge
+from ybbench.run import summary_merge
 
 from .stack import BIN, REPO
 from .ybbench_cli import ybbench_run
@@ -226,8 +226,8 @@ def test_one_failing_generator_fails_the_run_and_stops_the_others(binaries, post
 
 
 def test_live_progress_sums_the_generators_into_one_k6_line():
-    from ybbench.generators import Progress
-    from ybbench.progress import LiveOps
+    from ybbench.core.progress import LiveOps
+    from ybbench.run.load_generators import Progress
     p, ops = Progress(["g1", "g2", "g3"]), LiveOps()
     for t, done in ((1.0, 100), (2.0, 300)):
         lines = [p.feed(g, f"running ({t:.1f}s), 2/2 VUs, {done * i} complete and 0 interrupted iterations")

@@ -29,7 +29,8 @@ import uuid
 
 import pytest
 
-from ybbench import run as run_mod
+from ybbench.core import catalog
+from ybbench.run import k6_process
 
 from .stack import BIN, REPO, wait_until
 from .workloads import count, n_tup_upd, run_ok
@@ -57,7 +58,7 @@ def k6_version(k6: str) -> str:
 def test_each_build_is_the_k6_it_claims(builds, k6, modules):
     out = k6_version(k6)
     assert out.startswith(f"{k6} {BUILDS[k6]} "), out
-    assert run_mod.k6_modules(str(BIN / k6)) == modules
+    assert k6_process.k6_modules(str(BIN / k6)) == modules
     if k6 != "k6-v2":  # the real extension, from the Go module proxy
         assert "github.com/grafana/xk6-sql v1.0.5, k6/x/sql [js]" in out, out
 
@@ -108,7 +109,7 @@ def test_every_workload_writes_what_it_says_on_every_k6(builds, postgres, tmp_pa
     assert count(go("ycsb", f"usertable_{t}", RECORD_COUNT=200), "select") > 0
     assert count(go("ycsb-analytic", f"usertable_{t}", RUNS=1, VUS=1), "scan") == 1
     assert rows(postgres, f"usertable_{t}") == 200
-    assert ran == set(run_mod.workloads())
+    assert ran == set(catalog.workloads())
 
 
 def k6_run(k6: str, script, **env) -> subprocess.CompletedProcess:

@@ -25,8 +25,8 @@ import jsonschema
 import pytest
 import yaml
 
-from ybbench import k6_operator
-from ybbench.run import KNOBS, workloads
+from ybbench.core.catalog import KNOBS, workloads
+from ybbench.run import k6_operator
 
 from .stack import BIN, REPO, free_port, wait_until
 
@@ -175,7 +175,7 @@ def test_every_workload_archives_and_passes_the_initializer(binaries, testrun, t
 
 
 def test_configmap_is_what_kubectl_create_configmap_writes(binaries, testrun, tmp_path):
-    out = subprocess.run([sys.executable, "-m", "ybbench.k6_operator", "sql-inserts", "--k6", str(BIN / "k6")],
+    out = subprocess.run([sys.executable, "-m", "ybbench.run.k6_operator", "sql-inserts", "--k6", str(BIN / "k6")],
                          cwd=REPO, capture_output=True, text=True, timeout=120, env=dict(os.environ, PGPASSWORD="x"))
     assert out.returncode == 0, out.stderr
     cm = yaml.safe_load(out.stdout)
@@ -186,7 +186,7 @@ def test_configmap_is_what_kubectl_create_configmap_writes(binaries, testrun, tm
     names = tarfile.open(fileobj=io.BytesIO(tar)).getnames()
     assert "metadata.json" in names and any(n.endswith("k6-scripts/lib/run.js") for n in names)
     assert len(out.stdout) < k6_operator.CONFIGMAP_LIMIT
-    bad = subprocess.run([sys.executable, "-m", "ybbench.k6_operator", "no-such-workload", "--k6", str(BIN / "k6")],
+    bad = subprocess.run([sys.executable, "-m", "ybbench.run.k6_operator", "no-such-workload", "--k6", str(BIN / "k6")],
                          cwd=REPO, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown workload" in bad.stderr and not bad.stdout
 
@@ -230,7 +230,7 @@ def test_runners_replayed_from_the_testrun_write_each_key_once(binaries, postgre
     t["spec"]["arguments"] = re.sub(r"testid=\S+", f"testid={testid}", t["spec"]["arguments"])
     env = dict(os.environ, **k6_operator.literal_env(t), PGPASSWORD=postgres.password)  # the Secret's value
     (tmp_path / "testrun.yaml").write_text(yaml.safe_dump(t))
-    out = subprocess.run([sys.executable, "-m", "ybbench.k6_operator", "sql-inserts", "--k6", str(BIN / "k6"),
+    out = subprocess.run([sys.executable, "-m", "ybbench.run.k6_operator", "sql-inserts", "--k6", str(BIN / "k6"),
                           "--testrun", str(tmp_path / "testrun.yaml")],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=True).stdout
     tar = tmp_path / "archive.tar"

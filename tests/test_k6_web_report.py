@@ -135,7 +135,7 @@ def test_users_dashboard_settings_win(postgres, binaries, tmp_path):
     ({"DURATION": "soon"}, False),  # k6 itself names a bad DURATION
 ])
 def test_long_runs_keep_no_dashboard_whose_memory_grows_with_the_run(env, off):
-    from ybbench.run import long_runs_without_dashboard
+    from ybbench.run.k6_process import long_runs_without_dashboard
 
     before = dict(env)
     long_runs_without_dashboard(env)

@@ -14,8 +14,15 @@ import pytest
 import yaml
 from rich.console import Console
 
-from bench.monitoring_100_nodes import (CONFIG, config_without_drop_rules, counters, kinds_table, measure, scraping,
-                                        totals_table)
+from bench.monitoring_100_nodes import (
+    CONFIG,
+    config_without_drop_rules,
+    counters,
+    kinds_table,
+    measure,
+    scraping,
+    totals_table,
+)
 from bench.replayed_cluster import YB_ENDPOINTS, capture_node_exporter
 
 from .stack import CAPTURES, wait_until

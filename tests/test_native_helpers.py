@@ -14,7 +14,7 @@ import zlib
 
 import pytest
 
-from ybbench.verify import SqlInsertsKeys
+from ybbench.run.verify import SqlInsertsKeys
 
 from .stack import BIN, REPO
 from .test_workloads_ycsb import THETA, YCSB_ZETAN, within, zeta

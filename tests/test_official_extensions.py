@@ -13,7 +13,8 @@ import uuid
 
 import pytest
 
-from ybbench import run as run_mod
+from ybbench.core import catalog
+from ybbench.run import k6_process
 
 from .stack import BIN, REPO
 from .workloads import count, run_ok
@@ -44,7 +45,7 @@ def bundle(script, tmp_path) -> tuple[dict, dict]:
     return meta, json.loads(deps.stdout)
 
 
-@pytest.mark.parametrize("workload", run_mod.workloads())
+@pytest.mark.parametrize("workload", catalog.workloads())
 def test_the_cloud_bundle_of_every_workload_asks_only_for_official_extensions(binaries, workload, tmp_path):
     meta, deps = bundle(REPO / "k6-scripts" / f"{workload}.js", tmp_path)
     assert set(meta["dependencies"]) <= OFFICIAL and "k6/x/sql/driver/postgres" in meta["dependencies"]
@@ -64,8 +65,8 @@ def test_the_analysis_does_see_a_static_pgx_import(binaries, tmp_path):
 
 
 def test_the_official_k6_has_no_pgx_and_no_native_helpers(binaries):
-    assert run_mod.k6_modules(str(K6_OFFICIAL)) == {"k6/x/sql", "k6/x/sql/driver/postgres"}
-    assert {run_mod.PGX_MODULE, run_mod.NATIVE_MODULE} <= run_mod.k6_modules(str(BIN / "k6"))
+    assert k6_process.k6_modules(str(K6_OFFICIAL)) == {"k6/x/sql", "k6/x/sql/driver/postgres"}
+    assert {k6_process.PGX_MODULE, k6_process.NATIVE_MODULE} <= k6_process.k6_modules(str(BIN / "k6"))
 
 
 def _official(pg, tmp_path, workload, **knobs):
@@ -103,7 +104,7 @@ def test_every_workload_runs_on_a_k6_without_pgx(binaries, postgres, tmp_path):
     assert go("ycsb-load", TABLE=f"usertable_{t}", RECORD_COUNT=200, DURATION="20s")["rows_written"] == 200
     assert count(go("ycsb", TABLE=f"usertable_{t}", RECORD_COUNT=200), "select") > 0
     assert count(go("ycsb-analytic", TABLE=f"usertable_{t}", RUNS=1, VUS=1), "scan") == 1
-    assert ran == set(run_mod.workloads())
+    assert ran == set(catalog.workloads())
 
 
 def test_ybbench_run_picks_the_native_module_where_k6_has_it(binaries, postgres, tmp_path):

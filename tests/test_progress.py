@@ -1,4 +1,4 @@
-"""The live ops/s of long runs (ybbench/progress.py) from a real k6 run's
+"""The live ops/s of long runs (ybbench/core/progress.py) from a real k6 run's
 own progress lines: the counts it reads are k6's, to the iteration."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from ybbench import run as run_mod
-from ybbench.progress import LiveOps, parse_k6_progress
+from ybbench.core.progress import LiveOps, parse_k6_progress
+from ybbench.run import k6run
 
 from .stack import BIN
 
@@ -29,7 +29,7 @@ def test_live_ops_follow_k6s_progress_lines_of_a_real_run(postgres, k6_env, tmp_
         live.feed(line)
 
     tid = f"prog{uuid.uuid4().hex[:8]}"
-    r = run_mod.run("sql-inserts", testid=tid, results=tmp_path, quiet=True, on_line=seen, settings=[
+    r = k6run.run("sql-inserts", testid=tid, results=tmp_path, quiet=True, on_line=seen, settings=[
         f"YSQL_NODES=127.0.0.1:{postgres.port}", f"DB_USER={postgres.user}", f"DB_NAME={postgres.database}",
         "VUS=2", "DURATION=4s", f"KEY_PREFIX={tid}"])
     assert r.exit_code == 0

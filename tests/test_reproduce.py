@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ybbench import experiment_file, expected
+from ybbench.experiments.reproduce import expected
+from ybbench.experiments.reproduce import file as experiment_file
 
 from . import shared
 from .stack import BIN, REPO, SHARED, free_port

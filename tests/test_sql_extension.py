@@ -28,7 +28,6 @@ import pytest
 
 from .stack import REPO, wait_until
 
-
 # The k6 build, and the drivers it has: k6 v1.1.0 has lib/pq only.
 BUILDS = [("k6", "pgx"), ("k6", "postgres"), ("k6-v1.1", "postgres"), ("k6-v2", "pgx"), ("k6-v2", "postgres")]
 

@@ -17,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from ybbench import run as run_mod
-from ybbench import saturation, sweep
-from ybbench.errors import UserError
-from ybbench.files import staged_dir, write_json
+from ybbench.core import catalog
+from ybbench.core.errors import UserError
+from ybbench.core.files import staged_dir, write_json
+from ybbench.experiments.sweep import runs as sweep
+from ybbench.experiments.sweep import saturation
+from ybbench.run import k6_process, k6run
 
 from .stack import BIN, REPO, wait_until
 from .ybbench_cli import ybbench_run
@@ -122,7 +124,7 @@ class FakeRun:
         self.series, self.fail_at, self.ran = series, fail_at, []
 
     def __call__(self, workload, *, testid, results, prometheus=None, loki=None, settings=(), quiet=False, on_line=None):
-        knobs = run_mod.parse_settings(list(settings))
+        knobs = catalog.parse_settings(list(settings))
         n = int(knobs["VUS"])
         if n == self.fail_at:
             raise UserError(f"{workload} failed (k6 exit 107): step {n} broke")
@@ -134,7 +136,7 @@ class FakeRun:
                                    "latency_ms": {"p50": 0.1 * n, "p95": 0.2 * n, "p99": 0.3 * n, "avg": 0.1 * n}}},
                 "errors": 0, "dropped_iterations": 0, "duration_s": 3.0})
             write_json(stage / "params.json", {"workload": workload, "knobs": knobs, "k6_exit_code": 0})
-        return run_mod.RunResult(testid, results / testid, 0)
+        return k6_process.RunResult(testid, results / testid, 0)
 
 
 def fake_plan(tmp_path, vus, resume=None, sweep_id="s1"):
@@ -150,7 +152,7 @@ def fake_k6(monkeypatch):
 
 def test_stops_early_after_two_falls_and_says_so(tmp_path, monkeypatch, fake_k6):
     fake = FakeRun({1: 100, 2: 300, 4: 250, 8: 240, 16: 500})
-    monkeypatch.setattr(run_mod, "run", fake)
+    monkeypatch.setattr(k6run, "run", fake)
     p = fake_plan(tmp_path, "1,2,4,8,16")
     said = []
     doc, code = sweep.execute(p, say=said.append)
@@ -165,7 +167,7 @@ def test_stops_early_after_two_falls_and_says_so(tmp_path, monkeypatch, fake_k6)
 
 def test_a_failed_step_keeps_the_finished_ones_and_resume_goes_on(tmp_path, monkeypatch, fake_k6):
     fake = FakeRun({1: 100, 2: 200, 4: 300}, fail_at=4)
-    monkeypatch.setattr(run_mod, "run", fake)
+    monkeypatch.setattr(k6run, "run", fake)
     with pytest.raises(UserError, match="--resume s1 to go on"):
         sweep.execute(fake_plan(tmp_path, "1,2,4"), say=lambda s: None)
     doc = json.loads((tmp_path / "s1" / "sweep.json").read_text())
@@ -181,7 +183,7 @@ def test_a_failed_step_keeps_the_finished_ones_and_resume_goes_on(tmp_path, monk
 
 
 def test_a_failed_first_step_leaves_no_folder(tmp_path, monkeypatch, fake_k6):
-    monkeypatch.setattr(run_mod, "run", FakeRun({}, fail_at=1))
+    monkeypatch.setattr(k6run, "run", FakeRun({}, fail_at=1))
     with pytest.raises(UserError):
         sweep.execute(fake_plan(tmp_path, "1,2"), say=lambda s: None)
     assert list(tmp_path.iterdir()) == []
@@ -195,7 +197,7 @@ def test_an_interrupted_sweep_says_so_and_keeps_whole_folders(tmp_path, monkeypa
             raise KeyboardInterrupt
         return fake(workload, **kw)
 
-    monkeypatch.setattr(run_mod, "run", interrupt)
+    monkeypatch.setattr(k6run, "run", interrupt)
     with pytest.raises(KeyboardInterrupt):
         sweep.execute(fake_plan(tmp_path, "1,2"), say=lambda s: None)
     assert json.loads((tmp_path / "s1" / "sweep.json").read_text())["status"] == "interrupted"
@@ -266,7 +268,7 @@ def test_closed_sweep_of_sql_inserts(binaries, postgres, tmp_path):
         knobs = json.loads((folder / s["folder"] / "params.json").read_text())["knobs"]
         assert knobs["VUS"] == str(s["vus"]) and knobs["DURATION"] == "3s"
     # The ceiling and the knee worked out here from each step's own
-    # summary.json (not with ybbench.saturation): (VUs, ops/s, insert p99).
+    # summary.json (not with ybbench.experiments.sweep.saturation): (VUs, ops/s, insert p99).
     steps = []
     for s in doc["steps"]:
         summary = json.loads((folder / s["folder"] / "summary.json").read_text())

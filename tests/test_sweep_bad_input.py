@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from ybbench.files import write_json
+from ybbench.core.files import write_json
 
 from .stack import BIN, REPO, free_port
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ybbench.pglocal import Postgres
+from ybbench.report.pglocal import Postgres
 
 from .stack import BIN, REPO, wait_until
 from .workloads import run_ok

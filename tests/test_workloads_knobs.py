@@ -7,7 +7,7 @@ import re
 
 import yaml
 
-from ybbench.run import KNOBS
+from ybbench.core.catalog import KNOBS
 
 from .stack import REPO
 

@@ -6,9 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import run as run_mod
-from .errors import UserError
-from .targets import YB_EXPORTS, Cluster, parse_hosts
+from ybbench.core import catalog
+from ybbench.core.errors import UserError
+from ybbench.run import k6run
+from ybbench.run.targets import YB_EXPORTS, Cluster, parse_hosts
 
 
 def _targets(a: argparse.Namespace) -> int:
@@ -39,7 +40,7 @@ def _targets(a: argparse.Namespace) -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
-    r = run_mod.run(
+    r = k6run.run(
         a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki, settings=a.set,
         quiet=a.quiet, generators=a.generators, events=a.event
     )
@@ -49,10 +50,10 @@ def _run(a: argparse.Namespace) -> int:
 
 def _doe(a: argparse.Namespace) -> int:
     # numpy, scipy and matplotlib load only for this command.
-    from .doe_report import command
+    from ybbench.experiments.doe.analysis import command
 
     if a.run or a.resume:
-        from .doe_run import command as run_design
+        from ybbench.experiments.doe.runs import command as run_design
 
         return run_design(a)
     given = [o for o, v in (("--id", a.id), ("--set", a.set), ("--prometheus", a.prometheus), ("--loki", a.loki),
@@ -64,7 +65,7 @@ def _doe(a: argparse.Namespace) -> int:
 
 def _scale(a: argparse.Namespace) -> int:
     # numpy, scipy and matplotlib load only for this command.
-    from . import scale_report
+    from ybbench.experiments.scale import analysis as scale_report
 
     if (a.results is None) == (a.clusters is None) or (a.results is not None and a.workload is not None) \
             or (a.clusters is not None and a.workload is None):
@@ -78,31 +79,31 @@ def _scale(a: argparse.Namespace) -> int:
 
 
 def _sweep(a: argparse.Namespace) -> int:
-    from .sweep import command
+    from ybbench.experiments.sweep.runs import command
 
     return command(a)
 
 
 def _report(a: argparse.Namespace) -> int:
-    from .report import command
+    from ybbench.report.page import command
 
     return command(a.testid, a.results, a.prometheus, a.out, a.png)
 
 
 def _reproduce(a: argparse.Namespace) -> int:
-    from .reproduce import command
+    from ybbench.experiments.reproduce.runs import command
 
     return command(a)
 
 
 def _demo(a: argparse.Namespace) -> int:
-    from .demo import command
+    from ybbench.report.demo import command
 
     return command(a.results, a.vus, a.duration, a.png)
 
 
 def _verify(a: argparse.Namespace) -> int:
-    from .verify import command
+    from ybbench.run.verify import command
 
     return command(a.testid, a.results, a.node, a.chunk)
 
@@ -124,9 +125,9 @@ def parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_targets)
 
     r = sub.add_parser("run", help="run one workload with k6 and keep its results")
-    r.add_argument("workload", help=f"one of: {', '.join(run_mod.workloads())}")
+    r.add_argument("workload", help=f"one of: {', '.join(catalog.workloads())}")
     r.add_argument("--testid", help="run id (default: <workload>-<time>)")
-    r.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    r.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     r.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
     r.add_argument("--loki", help="Loki URL to keep the run's k6 log, e.g. http://127.0.0.1:3100")
     r.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob")
@@ -161,7 +162,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--duration", default="30s", help="each run's DURATION (30s)")
     c.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every run")
     c.add_argument("--testid", help="run id prefix; each run is <prefix>-<cluster name> (default: scale-<workload>-<time>)")
-    c.add_argument("--runs-dir", default=str(run_mod.REPO / "results"), help="results folder of the runs")
+    c.add_argument("--runs-dir", default=str(catalog.REPO / "results"), help="results folder of the runs")
     c.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
     c.add_argument("--quiet", action="store_true", help="keep k6's output in each run's log only")
     c.add_argument("--out", help="a new folder for results.json and scale.png (written whole or not at all)")
@@ -169,14 +170,14 @@ def parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_scale)
 
     w = sub.add_parser("sweep", help="one workload at rising VUs (or offered rates): ceiling and knee")
-    w.add_argument("workload", help=f"one of: {', '.join(run_mod.workloads())}")
+    w.add_argument("workload", help=f"one of: {', '.join(catalog.workloads())}")
     w.add_argument("--vus", help="VUs per step, increasing: 1,4,16,64 (default: 1,2,4,... up to --max-vus)")
     w.add_argument("--max-vus", type=int, help="the doubling list's last step (64)")
     w.add_argument("--rate", help="open model: offered ops/s per step, increasing: 1000,2000,4000")
     w.add_argument("--step-duration", default="30s", help="each step's DURATION (30s)")
     w.add_argument("--id", help="sweep id (default: sweep-<workload>-<time>); steps are <id>-vus<N>")
     w.add_argument("--resume", metavar="SWEEP_ID", help="go on with this sweep, skipping its finished steps")
-    w.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    w.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     w.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
     w.add_argument("--loki", help="Loki URL to keep each step's k6 log, e.g. http://127.0.0.1:3100")
     w.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every step")
@@ -184,7 +185,7 @@ def parser() -> argparse.ArgumentParser:
 
     o = sub.add_parser("report", help="one self-contained HTML page (tables, charts) for one or more runs")
     o.add_argument("testid", nargs="+", help="run ids: folders of --results")
-    o.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    o.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     o.add_argument("--prometheus", help="Prometheus URL: chart ops/s, latency, CPU, SSTables, disks and "
                    "block cache over each run's window")
     o.add_argument("--out", help="the HTML file (default: results/<first testid>/report.html); its data in .json")
@@ -192,7 +193,7 @@ def parser() -> argparse.ArgumentParser:
     o.set_defaults(func=_report)
 
     m = sub.add_parser("demo", help="sql-inserts then sql-selects on a throwaway local PostgreSQL 15, and a report")
-    m.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    m.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     m.add_argument("--vus", type=int, default=8, help="VUs of each run (8)")
     m.add_argument("--duration", default="10s", help="each run's DURATION (10s: ten of the demo's 1 s scrapes)")
     m.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<testid>-<chart id>.png")
@@ -206,13 +207,13 @@ def parser() -> argparse.ArgumentParser:
                    "over the nodes, when YSQL_NODES are all on it)")
     x.add_argument("--id", help="reproduce id (default: reproduce-<seed>-<time>); phases are <id>-<phase>")
     x.add_argument("--resume", metavar="REPRODUCE_ID", help="go on with this reproduce, skipping its finished phases")
-    x.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    x.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     x.add_argument("--prometheus", help="Prometheus URL: k6 remote write, and CPU and disks from node_exporter")
     x.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every phase")
     x.set_defaults(func=_reproduce)
     v = sub.add_parser("verify", help="after a load run: every acknowledged write present, with its value")
     v.add_argument("testid", help="the load run's id (sql-inserts, kv-load): a folder of --results")
-    v.add_argument("--results", default=str(run_mod.REPO / "results"), help="results folder")
+    v.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     v.add_argument("--node", metavar="HOST:PORT", help="read from this node (default: the run's first YSQL node)")
     v.add_argument("--chunk", type=int, default=10000, help="keys per query (10000)")
     v.set_defaults(func=_verify)

@@ -96,7 +96,7 @@ RESTARTS = f'{{{YUGABYTEDB}}} |~ "(Master|Tablet) server successfully started"'
 LEADER_CHANGES = f'{{{YUGABYTEDB}}} |= "Becoming Leader"'
 
 
-# Faults and expansion that `ybbench run --event` made (ybbench/events.py).
+# Faults and expansion that `ybbench run --event` made (ybbench/run/faults.py).
 EVENTS = '{job="ybbench", kind="event"}'
 
 

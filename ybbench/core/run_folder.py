@@ -1,0 +1,89 @@
+"""The one reader of a run's folder, results/<testid>/: every command that
+reads a run (report, verify, sweep, doe --run, scale, reproduce, demo) comes
+here, so a missing or broken run gets the same error everywhere.
+
+A run's folder holds, from `ybbench run` (run/k6run.py):
+  params.json   what ran, with which knobs, when (started/finished)
+  summary.json  the workload's own summary (k6-scripts/lib/summary.js)
+  events.json   the faults it applied, when it had any (run/faults.py)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ybbench.core.catalog import TESTID
+from ybbench.core.errors import UserError
+
+PARAMS = "params.json"
+SUMMARY = "summary.json"
+EVENTS = "events.json"
+
+
+def read_json(path: Path, what: str) -> object:
+    """A JSON file ours or k6 wrote; `what` names it in the error
+    ("run sql-inserts-1", "sweep s1")."""
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UserError(f"{what}: {path.name} is missing in {path.parent}") from None
+    except OSError as e:
+        raise UserError(f"{what}: cannot read {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise UserError(f"{what}: {path} is not readable JSON: {e}") from None
+
+
+def summary(folder: Path) -> dict:
+    """A run's (or one load generator's) summary.json."""
+    return read_json(folder / SUMMARY, f"run {folder.name}")
+
+
+def finished(folder: Path) -> bool:
+    """A run that got as far as its summary (a staged folder never has one
+    without the rest: core/files.py)."""
+    return (folder / SUMMARY).is_file()
+
+
+@dataclass(frozen=True)
+class Run:
+    testid: str
+    folder: Path
+    params: dict
+    summary: dict
+
+    @property
+    def window(self) -> tuple[float, float]:
+        """When k6 started and ended (unix seconds), as params.json says."""
+        started, ended = self.params.get("started"), self.params.get("finished")
+        if started is None or ended is None:
+            raise UserError(f"run {self.testid}: {PARAMS} has no start/finish time")
+        return started, ended
+
+    @property
+    def knobs(self) -> dict[str, str]:
+        return self.params.get("knobs", {})
+
+    def events(self) -> list[dict]:
+        """The faults the run applied; none when it had none."""
+        path = self.folder / EVENTS
+        return read_json(path, f"run {self.testid}") if path.exists() else []
+
+
+def read(folder: Path) -> Run:
+    """The run in `folder`; a UserError naming what is missing or broken."""
+    if not folder.is_dir():
+        raise UserError(f"no run {folder.name!r}: {folder} does not exist")
+    what = f"run {folder.name}"
+    params, summ = read_json(folder / PARAMS, what), read_json(folder / SUMMARY, what)
+    if not isinstance(params, dict) or not isinstance(summ, dict):
+        raise UserError(f"{what}: {PARAMS} and {SUMMARY} in {folder} must each hold a JSON object")
+    return Run(folder.name, folder, params, summ)
+
+
+def load(results: Path, testid: str) -> Run:
+    """The run `testid` under a results folder, the id checked first."""
+    if not TESTID.match(testid):
+        raise UserError(f"testid {testid!r}: use 1-64 letters, digits, . _ -")
+    return read(results / testid)

@@ -1,0 +1,331 @@
+"""`ybbench report`: one self-contained HTML page for one or more runs.
+
+From each run's folder (results/<testid>/): the k6 summary table
+(summary.json) and the parameters (params.json). With --prometheus, charts
+over each run's window [params.started, params.finished]: ops/s by op,
+latency avg and p99 by op (k6's native histogram) and CPU per node
+(node_exporter), and the seeds' storage, disk and cache figures
+(seed_charts.py: SSTable size, disk IOPS, iostat -mx, block cache), where
+those series exist. Without it, bar charts of what summary.json holds.
+Every figure names its source and window; the numbers of every chart go to
+a JSON file next to the HTML (report.json); --png writes each chart as a
+PNG file. The page links to k6's own HTML report (k6-report.html) when the
+run has one.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import os
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from ybbench.core import run_folder
+from ybbench.core.catalog import SECRET_NAMES
+from ybbench.core.errors import UserError
+from ybbench.core.files import write_json
+from ybbench.core.services import check_ready
+from ybbench.experiments.reproduce import expected
+from ybbench.report import run_rates, seed_charts
+from ybbench.report.charts import bar_chart as _bar_chart
+from ybbench.report.charts import line_chart as _line_chart
+from ybbench.run.k6_process import K6_REPORT
+
+# Seed charts this version does not draw.
+NOT_YET: tuple[str, ...] = ()
+
+
+def _stamp(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+
+def load_run(results_dir: Path, testid: str) -> dict:
+    run = run_folder.load(results_dir, testid)
+    summary = dict(run.summary)
+    summary.pop("k6", None)  # k6's raw metrics: not shown
+    params = dict(run.params, knobs={k: v for k, v in run.knobs.items() if not SECRET_NAMES.search(k)})
+    started, finished = run.window
+    return {"testid": testid, "folder": run.folder, "params": params, "summary": summary,
+            "window": {"start": started, "end": finished}}
+
+
+class Prom:
+    def __init__(self, url: str):
+        self.url = url.rstrip("/")
+
+    def range(self, promql: str, start: float, end: float, step: float) -> list[dict]:
+        return self._get("query_range", promql, start=f"{start:.3f}", end=f"{end:.3f}", step=f"{step:g}")
+
+    def instant(self, promql: str, t: float) -> list[dict]:
+        return self._get("query", promql, time=f"{t:.3f}")
+
+    def _get(self, api: str, promql: str, **params) -> list[dict]:
+        q = urllib.parse.urlencode({"query": promql, **params})
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v1/{api}?{q}", timeout=30) as r:
+                body = json.load(r)
+        except urllib.error.HTTPError as e:
+            raise UserError(f"Prometheus at {self.url}: query {promql!r} failed: HTTP {e.code} "
+                            f"{e.read().decode(errors='replace')[:300]}") from None
+        except (urllib.error.URLError, OSError) as e:
+            raise UserError(f"Prometheus at {self.url} is not reachable: {getattr(e, 'reason', e)}") from None
+        return body["data"]["result"]
+
+
+def window_step(start: float, end: float) -> float:
+    """The query step for a window: about 120 points, at least 1 s."""
+    return max(1.0, math.ceil((end - start) / 120))
+
+
+def k6_range(prom: Prom, testid: str, start: float, end: float, step: float) -> str | None:
+    """The rate range for k6's series: 3 of k6's pushes (their spacing over
+    the window, K6_PROMETHEUS_RW_PUSH_INTERVAL) and at least 3 steps, so
+    that a short run's rates are not read over mostly empty time. None when
+    k6 pushed fewer than 2 samples."""
+    window_ms = max(1, int((end - start) * 1000))
+    got = prom.instant(f'max(count_over_time(k6_iterations_total{{testid="{testid}"}}[{window_ms}ms]))', end)
+    pushes = float(got[0]["value"][1]) if got else 0
+    if pushes < 2:
+        return None
+    return f"{max(math.ceil(3 * (end - start) / (pushes - 1)), int(3 * step))}s"
+
+
+def prom_queries(testid: str, k6_rng: str) -> dict[str, str]:
+    sel = f'testid="{testid}"'
+    hist = f"sum by (op) (rate(k6_iteration_duration_seconds{{{sel}}}[{k6_rng}]))"
+    return {
+        "ops_per_second": f"sum by (op) (rate(k6_iterations_total{{{sel}}}[{k6_rng}]))",
+        "latency_avg_ms": f"histogram_sum({hist}) / histogram_count({hist}) * 1000",
+        "latency_p99_ms": f"histogram_quantile(0.99, {hist}) * 1000",
+    }
+
+
+def _series(result: list[dict], label: str) -> dict[str, dict]:
+    out = {}
+    for s in result:
+        pts = [(float(t), float(v)) for t, v in s["values"] if not math.isnan(float(v))]
+        if pts:
+            out[s["metric"].get(label, "")] = {"t": [p[0] for p in pts], "v": [p[1] for p in pts]}
+    return out
+
+
+def summary_charts(run: dict) -> list[dict]:
+    """Charts of summary.json alone: ops/s and latency percentiles per op."""
+    ops = run["summary"].get("ops", {})
+    names = sorted(ops)
+    source = f"k6 summary (results/{run['testid']}/summary.json)"
+    charts = [{
+        "id": "summary_ops_per_second", "title": f"{run['testid']}: ops/s per op (whole run)",
+        "source": source, "data": {op: ops[op]["per_second"] for op in names},
+    }]
+    charts[0]["png"] = _bar_chart(charts[0]["title"], "ops/s", names,
+                                  {"ops/s": [ops[op]["per_second"] for op in names]})
+    pct = ("p50", "p95", "p99", "avg")
+    lat = {op: {p: (ops[op].get("latency_ms") or {}).get(p) for p in pct} for op in names}
+    if any(v is not None for d in lat.values() for v in d.values()):
+        c = {"id": "summary_latency_ms", "title": f"{run['testid']}: latency per op, ms (whole run)",
+             "source": source, "data": lat}
+        c["png"] = _bar_chart(c["title"], "ms", names, {p: [lat[op][p] for op in names] for p in pct})
+        charts.append(c)
+    return charts
+
+
+def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
+    """Charts over the run's window from Prometheus; and what had no series."""
+    start, end = run["window"]["start"], run["window"]["end"]
+    step = window_step(start, end)
+    charts, missing = [], []
+    specs = {
+        "ops_per_second": ("ops/s by op (k6)", "ops/s"),
+        "latency_avg_ms": ("latency avg by op, ms (k6's native histogram)", "ms"),
+        "latency_p99_ms": ("latency p99 by op, ms (k6's native histogram)", "ms"),
+    }
+    # k6's series exist only from the run's start: a window that reaches
+    # before it holds less than its length of k6's counts, and rate()
+    # divides by the whole length, so those ops/s points read low: partial.
+    k6_rng = k6_range(prom, run["testid"], start, end, step)
+    ops = run["summary"].get("ops", {})
+    for key, promql in (prom_queries(run["testid"], k6_rng) if k6_rng else {}).items():
+        title, ylabel = specs[key]
+        series = _series(prom.range(promql, start, end, step), "op")
+        if not series:
+            missing.append(f"{title}: no series for {promql} over the window; needs the run made with --prometheus")
+            continue
+        c = {"id": key, "title": f"{run['testid']}: {title}",
+             "source": f"Prometheus {prom.url}, query_range step {step:g}s: {promql}",
+             "query": promql, "step": step, "data": series}
+        whole = None
+        if key == "ops_per_second":
+            for s in series.values():
+                run_rates.mark_partial(s, start, float(k6_rng[:-1]))
+            # The whole run's figure is k6's own count over the run (summary.json).
+            whole = {op: {"value": ops[op]["per_second"], "t0": start, "t1": end} for op in series if op in ops}
+            c["whole_run"] = whole
+        c["png"] = _line_chart(c["title"], ylabel, series, start, end, whole, "whole run (k6 summary)")
+        charts.append(c)
+    if not k6_rng:
+        missing.append("k6's ops/s and latency over time: k6 pushed fewer than 2 samples of "
+                       f'k6_iterations_total{{testid="{run["testid"]}"}} to this Prometheus; needs the run made '
+                       "with --prometheus")
+    seed, seed_missing = seed_charts.line_charts(run, prom, step)
+    return charts + seed, missing + seed_missing
+
+
+def _fmt(v, d=3) -> str:
+    return "-" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
+
+
+def _table_html(t: dict, w: dict) -> str:
+    e = html.escape
+    cols = list(t["formulas"])
+    head = "".join(f"<th>{e(c)}</th>" for c in ["host device", *cols])
+    body = "".join("<tr>" + "".join(f"<td>{e(x)}</td>" for x in [name, *(_fmt(r[c], 2) for c in cols)]) + "</tr>"
+                   for name, r in t["rows"].items())
+    formulas = "; ".join(f"{c} = {f}" for c, f in t["formulas"].items())
+    spans = "; ".join(f"{name}: t0 {_stamp(r['t0'])}, t1 {_stamp(r['t1'])}" for name, r in t["rows"].items())
+    return (f"<figure><table><tr>{head}</tr>{body}</table><figcaption>{e(t['title'])}. Source: {e(t['source'])}. "
+            f"Window: {_stamp(w['start'])} to {_stamp(w['end'])} ({e(spans)}). Formulas: {e(formulas)}."
+            "</figcaption></figure>")
+
+
+def _figures_text(c: dict, w: dict) -> str:
+    """The whole-run (and in-run) figure of every line of a rate chart."""
+    marks = (" Dashed points with hollow markers are partial: their rate window reaches back before the run."
+             if any(isinstance(s, dict) and any(s.get("partial", [])) for s in c["data"].values()) else "")
+    if "figures" not in c:
+        whole = c.get("whole_run") or {}
+        return (" Whole run (k6 summary): " + "; ".join(f"{op} {f['value']:.4g}" for op, f in whole.items()) + "."
+                if whole else "") + marks
+    parts = []
+    for name, f in c["figures"].items():
+        whole, inside = f["whole_run"], f["in_run"]
+        if whole is None:
+            parts.append(f"{name or 'all'}: no whole-run figure (no scrape before the start or after the end)")
+            continue
+        text = (f"{name or 'all'}: {whole['value']:.4g} over {whole['interval_s']:.1f} s "
+                f"({whole['t0'] - w['start']:+.1f} s to {whole['t1'] - w['end']:+.1f} s around the run)")
+        if inside and f["scrapes_inside"] >= 2:
+            text += f", {inside['value']:.4g} between the {f['scrapes_inside']} scrapes inside it"
+        parts.append(text)
+    return (f" Whole run, from the last scrape at or before its start to the first after its end: "
+            f"{'; '.join(parts)}.{marks}")
+
+
+def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[dict] = (),
+              k6_report: str | None = None) -> str:
+    s, p, w = run["summary"], run["params"], run["window"]
+    e = html.escape
+    rows = []
+    for op, o in sorted(s.get("ops", {}).items()):
+        lat = o.get("latency_ms") or {}
+        rows.append("<tr>" + "".join(f"<td>{e(_fmt(x))}</td>" for x in (
+            op, o.get("count"), o.get("per_second"), lat.get("p50"), lat.get("p95"), lat.get("p99"),
+            lat.get("avg"), lat.get("max"), o.get("errors"))) + "</tr>")
+    classes = ", ".join(f"{c}: {n}" for c, n in sorted(s.get("errors_by_class", {}).items())) or "none"
+    knobs = "".join(f"<tr><td>{e(k)}</td><td>{e(str(v))}</td></tr>" for k, v in sorted(p.get("knobs", {}).items()))
+    out = [
+        f'<section id="run-{e(run["testid"])}"><h2>{e(run["testid"])} ({e(str(p.get("workload")))})</h2>',
+        f"<p>Window: {_stamp(w['start'])} to {_stamp(w['end'])} ({w['end'] - w['start']:.1f} s, "
+        f"params.json started/finished); k6 exit code {e(str(p.get('k6_exit_code')))}.</p>",
+        "<h3>k6 summary (summary.json)</h3><table><tr><th>op</th><th>ops</th><th>ops/s</th><th>p50 ms</th>"
+        "<th>p95 ms</th><th>p99 ms</th><th>avg ms</th><th>max ms</th><th>errors</th></tr>",
+        *rows, "</table>",
+        f"<p>Errors: {e(str(s.get('errors')))} (by SQLSTATE class: {e(classes)}); rows written: "
+        f"{e(str(s.get('rows_written')))}; keys missing: {e(str(s.get('keys_missing')))}; dropped iterations: "
+        f"{e(str(s.get('dropped_iterations')))}; thresholds failed: "
+        f"{e(', '.join(s.get('thresholds_failed', [])) or 'none')}.</p>",
+        f"<h3>Parameters (params.json)</h3><table><tr><th>knob</th><th>value</th></tr>{knobs}</table>",
+    ]
+    if k6_report:
+        out.append(f'<p>k6\'s own HTML report (its web dashboard\'s export): <a href="{e(k6_report)}">'
+                   f"{e(k6_report)}</a>.</p>")
+    for c in charts:
+        body = (f'<img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}">' if "png" in c
+                else f'<p class="note">{e(c.get("note", "no curve"))}</p>')
+        out.append(f"<figure>{body}<figcaption>{e(c['title'])}. Source: {e(c['source'])}. Window: "
+                   f"{_stamp(w['start'])} to {_stamp(w['end'])}.{e(_figures_text(c, w))}</figcaption></figure>")
+    out += [_table_html(t, w) for t in tables]
+    if missing:
+        out.append("<h3>Missing</h3><ul>" + "".join(f"<li>{e(m)}</li>" for m in missing) + "</ul>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+CSS = ("body{font-family:sans-serif;max-width:60em;margin:1em auto}table{border-collapse:collapse}"
+       "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}figure{margin:1em 0}"
+       "figcaption{font-size:small;color:#444}.note{background:#fff3cd;padding:4px}")
+
+
+def write_file(path: Path, text: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def report(testids: list[str], results: Path, prometheus: str | None, out: Path | None,
+           png_dir: Path | None = None) -> Path:
+    # A reproduce id stands for its phase runs, with its expected-vs-observed table (experiments/reproduce/expected.py).
+    runs, expected_html, expected_doc = expected.for_report(results, testids, load_run)
+    prom = None
+    if prometheus:
+        check_ready("Prometheus", prometheus, "/-/ready")
+        prom = Prom(prometheus)
+    out = out or results / testids[0] / "report.html"
+    if out.suffix != ".html":
+        raise UserError(f"--out {out}: expected a .html file")
+    if png_dir and png_dir.exists() and not png_dir.is_dir():
+        raise UserError(f"--png {png_dir}: exists and is not a folder")
+    data = {"runs": [], "prometheus": prometheus, "not_in_this_version": list(NOT_YET)}
+    data["expected"] = expected_doc
+    sections, pngs = [], {}
+    for run in runs:
+        charts, tables = summary_charts(run), []
+        if prom:
+            pc, missing = prometheus_charts(run, prom)
+            tables, table_missing = seed_charts.iostat_table(run, prom)
+            charts, missing = charts + pc, missing + table_missing
+        else:
+            missing = ["Prometheus charts (ops/s, latency avg and p99 over time, CPU per node, SSTable size and "
+                       "files, disk IOPS, iostat -mx, block cache hits and misses): no --prometheus given, so "
+                       "only the k6 summary is charted"]
+        k6_page = run["folder"] / K6_REPORT
+        k6_link = os.path.relpath(k6_page, out.parent) if k6_page.is_file() else None
+        sections.append(_run_html(run, charts, missing, tables, k6_link))
+        pngs.update({f"{run['testid']}-{c['id']}.png": c["png"] for c in charts if "png" in c})
+        data["runs"].append({"testid": run["testid"], "window": run["window"], "missing": missing,
+                             "summary": run["summary"], "params": run["params"], "k6_report": k6_link,
+                             "charts": [{k: v for k, v in c.items() if k != "png"} for c in charts],
+                             "tables": tables})
+    page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench report: "
+            f"{html.escape(', '.join(testids))}</title><style>{CSS}</style></head><body>"
+            f"<h1>ybbench report</h1><p>Runs: {html.escape(', '.join(testids))}. Generated {_stamp(time.time())}. "
+            f"Prometheus: {html.escape(prometheus or 'not used')}.</p>"
+            + expected_html + "\n".join(sections)
+            + ("<h2>Not in this version</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in NOT_YET)
+               + "</ul>" if NOT_YET else "")
+            + "</body></html>\n")
+    for name, b64 in pngs.items() if png_dir else ():
+        write_file(png_dir / name, base64.b64decode(b64))
+    write_json(out.with_suffix(".json"), data)
+    write_file(out, page)
+    return out
+
+
+def command(testids: list[str], results: str, prometheus: str | None, out: str | None,
+            png: str | None = None) -> int:
+    path = report(testids, Path(results), prometheus, Path(out) if out else None, Path(png) if png else None)
+    print(path)
+    return 0

@@ -1,0 +1,151 @@
+"""`ybbench run`: one k6 workload, one run id, one results folder.
+
+results/<testid>/ holds params.json (what ran, with which knobs), the k6
+summary and k6's log. The folder appears whole or not at all.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from ybbench.core import latency, logs
+from ybbench.core.catalog import KNOBS, REPO, SCRIPTS, SECRET_NAMES, TESTID, parse_settings, workloads
+from ybbench.core.errors import UserError
+from ybbench.core.files import staged_dir, write_json
+from ybbench.run import faults as ev
+from ybbench.run import load_generators as gen
+from ybbench.run.k6_process import (
+    K6_DASHBOARD_ENV,
+    K6_RAN,
+    K6_REPORT,
+    RunResult,
+    check_services,
+    default_extensions,
+    k6_env,
+    k6_error,
+    long_runs_without_dashboard,
+)
+
+
+def run(
+    workload: str,
+    *,
+    testid: str | None = None,
+    results: Path = REPO / "results",
+    prometheus: str | None = None,
+    loki: str | None = None,
+    settings: list[str] = (),
+    quiet: bool = False,
+    on_line: Callable[[str], None] | None = None,
+    generators: int | str = 1,
+    events: list[str] = (),
+) -> RunResult:
+    """on_line sees each line of k6's output as it comes (a live progress);
+    events are AT:ACTION:SERVICE faults on the compose stack (faults.py)."""
+    if workload not in workloads():
+        raise UserError(f"unknown workload {workload!r}; known: {', '.join(workloads())}")
+    testid = testid or f"{workload}-{time.strftime('%Y%m%dT%H%M%S')}"
+    if not TESTID.match(testid):
+        raise UserError(f"--testid {testid!r}: use 1-64 letters, digits, . _ -")
+    knobs = parse_settings(list(settings))
+    n_gen = gen.count(generators)
+    gen.check_vus(n_gen, knobs)
+    planned = []
+    if events:
+        if n_gen > 1:
+            raise UserError("--event: faults are timed from one k6 process; use --generators 1")
+        planned = ev.parse(list(events), knobs.get("DURATION"))
+        ev.check_compose(planned)
+    k6 = check_services(prometheus, loki)
+    final = results / testid
+    if final.exists():
+        raise UserError(f"{final} exists: a run id is used once")
+
+    env = k6_env(knobs)
+    default_extensions(k6, env)
+    long_runs_without_dashboard(env)
+    # k6's REST API on a free loopback port: runs at the same time (sweeps,
+    # generators, tests) would otherwise fight over 127.0.0.1:6565.
+    cmd = [k6, "run", "--no-color", "--address", env.get("K6_ADDRESS", "127.0.0.1:0"), "--tag", f"testid={testid}"]
+    if prometheus:
+        env.update(
+            K6_PROMETHEUS_RW_SERVER_URL=f"{prometheus.rstrip('/')}/api/v1/write",
+            K6_PROMETHEUS_RW_PUSH_INTERVAL=env.get("K6_PROMETHEUS_RW_PUSH_INTERVAL", "5s"),
+            # Trends as native histograms: percentiles per window in PromQL, and
+            # O(1) memory in k6's output (its p99 stats keep every sample).
+            K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=env.get("K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "true"),
+        )
+        cmd += ["--out", "experimental-prometheus-rw"]
+    if n_gen > 1:  # execution segments over N k6 processes (load_generators.py)
+        return gen.run(workload, testid, final, cmd, env, n_gen, prometheus=prometheus, loki=loki, quiet=quiet,
+                       on_line=on_line)
+
+    with staged_dir(final) as stage:
+        cmd += ["--summary-export", str(stage / "k6-summary.json"), str(SCRIPTS / f"{workload}.js")]
+        env["SUMMARY_JSON"] = str(stage / "summary.json")  # the workloads' handleSummary
+        for k, v in {**K6_DASHBOARD_ENV, "K6_WEB_DASHBOARD_EXPORT": str(stage / K6_REPORT)}.items():
+            env.setdefault(k, v)  # the user's K6_WEB_DASHBOARD* win
+        started = time.time()
+        stamped: list[tuple[int, str]] = []  # (unix ns, line) for Loki
+        with open(stage / "k6.log", "w") as log:
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            assert proc.stdout is not None
+            schedule = ev.Schedule(planned, say=(lambda s: None) if quiet else (lambda s: print(s, flush=True)))
+            schedule.start()
+            try:
+                for line in proc.stdout:
+                    log.write(line)
+                    if loki:
+                        stamped.append((time.time_ns(), line.rstrip("\n")))
+                    if not quiet:
+                        sys.stdout.write(line)
+                    if on_line:
+                        on_line(line)
+            except BaseException:
+                # Interrupted (Ctrl-C reaches k6 too): k6 ends before the
+                # stage is removed, so it writes nothing into a folder after.
+                proc.terminate()
+                proc.wait()
+                schedule.finish()
+                raise
+            code = proc.wait()
+        happened = schedule.finish()
+        failed = [e for e in happened if not e["ok"]]
+        if planned:
+            write_json(stage / "events.json", happened)
+            if loki:
+                ev.to_loki(loki, testid, happened)
+        if loki:
+            logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid}, stamped)
+        if code not in K6_RAN:
+            raise UserError(f"{workload} failed (k6 exit {code}): {k6_error(stage / 'k6.log')}")
+        finished = time.time()
+        summary = stage / "summary.json"
+        if prometheus and summary.exists():
+            for op, lat in latency.fill(summary, prometheus, testid, started, finished).items():
+                if not quiet:
+                    print(f"  {op} latency from Prometheus (native histogram): p50 {lat['p50']:.3f} ms, "
+                          f"p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms")
+        write_json(
+            stage / "params.json",
+            {
+                "workload": workload,
+                "testid": testid,
+                "knobs": {k: env[k] for k in KNOBS if k in env and not SECRET_NAMES.search(k)},
+                "prometheus": prometheus,
+                "loki": loki,
+                "started": started,
+                "finished": finished,
+                "k6_exit_code": code,
+            },
+        )
+    if failed:
+        # The run happened and its folder stays, events.json saying which
+        # fault did not: it is not the run that was asked for.
+        raise UserError(f"run {testid} ({final}) did not get its events: " + "; ".join(
+            f"{e['action']} {e['service']} at {e['at_s']:g} s failed: {e['output'][-300:]}" for e in failed))
+    return RunResult(testid, final, code)

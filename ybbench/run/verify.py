@@ -1,0 +1,269 @@
+"""`ybbench verify RUN`: after a load (sql-inserts, kv-load), is every
+acknowledged write in the table, with the value written?
+
+What the run wrote comes from its own folder: summary.json's `written`
+(the table, key prefix and sizes its setup() used) and insert count, and
+k6.log's `ybbench-unacked` lines (a statement that failed or timed out:
+its keys may or may not be there, so they are "unknown", never "lost").
+Iteration n wrote indexes [n x rows, (n + 1) x rows); iterations 0 to
+inserts + interrupted - 1 were attempted (per generator of a split run:
+Attempted).
+
+The table is read in two streams, in O(1) memory in the key count (the
+failed writes' indexes are kept, a few per error): the expected keys in
+chunks (`k = ANY(...)`), then every key with the run's prefix through a
+server-side cursor, for keys the run never wrote.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ybbench.core import run_folder
+from ybbench.core.catalog import TESTID
+from ybbench.core.errors import UserError
+from ybbench.core.files import write_json
+
+UNACKED = re.compile(r"ybbench-unacked first=(\d+) rows=(\d+)")
+INTERRUPTED = re.compile(r"(\d+) complete and (\d+) interrupted iterations")
+
+
+class SqlInsertsKeys:
+    """sql-inserts: `<prefix>:<n>`, value `val:<n>` padded with x to fill
+    row_bytes with the key (k6-scripts/lib/keys.js key, valueMaker)."""
+
+    def __init__(self, w: dict):
+        self.prefix, self.row_bytes = w["prefix"], int(w["row_bytes"])
+
+    def key(self, n: int) -> str:
+        return f"{self.prefix}:{n}"
+
+    def index(self, k: str) -> int | None:
+        s = k[len(self.prefix) + 1:]
+        return int(s) if re.fullmatch(r"0|[1-9][0-9]*", s) else None
+
+    def value_ok(self, n: int, v) -> bool:
+        base = f"val:{n}"
+        missing = self.row_bytes - (len(self.prefix) + 1 + len(str(n))) - len(base)
+        return v == (base + "x" * missing if missing > 0 else base)
+
+
+class KvKeys:
+    """kv-load: `<prefix>:<n>` zero-padded to key_bytes, value_bytes random
+    bytes whose first (up to 6) bytes are n, big-endian
+    (k6-scripts/lib/keys.js paddedKeyMaker, randomValueMaker)."""
+
+    def __init__(self, w: dict):
+        self.prefix, self.width, self.size = w["prefix"], int(w["key_bytes"]), int(w["value_bytes"])
+        self.digits = self.width - len(self.prefix) - 1
+
+    def key(self, n: int) -> str:
+        return f"{self.prefix}:{str(n).zfill(self.digits)}"
+
+    def index(self, k: str) -> int | None:
+        s = k[len(self.prefix) + 1:]
+        if not s.isdigit() or self.key(int(s)) != k:
+            return None
+        return int(s)
+
+    def value_ok(self, n: int, v) -> bool:
+        stamp = min(self.size, 6)
+        return v is not None and len(v) == self.size and bytes(v[:stamp]) == (n % 256 ** stamp).to_bytes(stamp, "big")
+
+
+SCHEMES = {"sql-inserts": SqlInsertsKeys, "kv": KvKeys}
+
+
+@dataclass
+class Count:
+    """A count and the first few examples (keys) behind it."""
+
+    n: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def add(self, key: str, show: int, by: int = 1) -> None:
+        self.n += by
+        if len(self.examples) < show:
+            self.examples.append(key)
+
+
+@dataclass
+class Attempted:
+    """The key indexes a run attempted. k6's iterationInTest is unique across
+    the generators of a split run but not dense: with N equal execution
+    segments, generator g's j-th iteration is g + j x N. Iteration i wrote
+    indexes [i x rows, (i + 1) x rows)."""
+
+    counts: list[int]  # iterations attempted, per generator (one for a plain run)
+    rows: int
+
+    def __contains__(self, n: int) -> bool:
+        it = n // self.rows
+        return it // len(self.counts) < self.counts[it % len(self.counts)]
+
+    def __len__(self) -> int:
+        return sum(self.counts) * self.rows
+
+    def indexes(self):
+        """In increasing order, one at a time (O(1) memory)."""
+        n = len(self.counts)
+        last = max((g + (c - 1) * n for g, c in enumerate(self.counts) if c), default=-1)
+        for it in range(last + 1):
+            if it // n < self.counts[it % n]:
+                yield from range(it * self.rows, (it + 1) * self.rows)
+
+
+def _read(path: Path, what: str) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        raise UserError(f"{path.parent}: {path.name} is missing: not a finished `ybbench run` ({what})") from None
+
+
+def _log_facts(log: str) -> tuple[int, set[int]]:
+    """Interrupted iterations (k6's last progress line) and the indexes of
+    the statements that failed or timed out."""
+    counts = [int(m.group(2)) for m in INTERRUPTED.finditer(log)]
+    unacked: set[int] = set()
+    for m in UNACKED.finditer(log):
+        first, n = int(m.group(1)), int(m.group(2))
+        unacked.update(range(first, first + n))
+    return (counts[-1] if counts else 0), unacked
+
+
+def plan(folder: Path) -> dict:
+    """What the run attempted and which statements failed, from its files;
+    a run split over generators (--generators N) from each one's."""
+    run = run_folder.read(folder)
+    summary, params = run.summary, run.params
+    written = summary.get("written")
+    if not written or written.get("scheme") not in SCHEMES:
+        raise UserError(f"run {folder.name} ({summary.get('workload')}) is not a load verify knows: "
+                        "verify checks what sql-inserts and kv-load wrote")
+    n = int(params.get("generators", 1))
+    parts = [folder] if n == 1 else [folder / "generators" / f"g{i}" for i in range(1, n + 1)]
+    if n > 1 and list(params.get("execution_segments", {}).values()) != \
+            [f"{'0' if i == 0 else f'{i}/{n}'}:{'1' if i == n - 1 else f'{i + 1}/{n}'}" for i in range(n)]:
+        raise UserError(f"run {folder.name}: verify knows N equal execution segments, not "
+                        f"{params.get('execution_segments')}")
+    counts, interrupted, unacked = [], 0, set()
+    for part in parts:
+        stopped, failed = _log_facts(_read(part / "k6.log", "k6's log"))
+        inserts = run_folder.summary(part).get("ops", {}).get("insert", {}).get("count", 0)
+        counts.append(inserts + stopped)
+        interrupted += stopped
+        unacked |= failed
+    return {"written": written, "attempted": Attempted(counts, int(written["rows_per_iteration"])),
+            "interrupted": interrupted, "unacked": unacked}
+
+
+def _connect(written: dict, node: str | None):
+    import psycopg
+
+    host, _, port = (node or written["nodes"][0]).rpartition(":")
+    try:
+        return psycopg.connect(host=host, port=int(port), user=written["user"], dbname=written["database"],
+                               sslmode=written.get("sslmode", "disable"), connect_timeout=10,
+                               application_name="ybbench verify")
+    except psycopg.Error as e:
+        raise UserError(f"cannot read the table back: database {written['database']!r} at {host}:{port} as "
+                        f"{written['user']!r}: {str(e).strip().splitlines()[0]}") from None
+
+
+def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: int = 20) -> dict:
+    from psycopg import sql
+
+    p = plan(folder)
+    w = p["written"]
+    keys = SCHEMES[w["scheme"]](w)
+    attempted = p["attempted"]
+    rows = attempted.rows
+    table = sql.Identifier(w["table"])
+    c = {k: Count() for k in ("present", "lost", "unknown_present", "unknown_absent", "wrong_value", "duplicates",
+                             "unexpected")}
+    with _connect(w, node) as conn:
+        exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [w["table"]]).fetchone()[0]
+        if not exists:
+            raise UserError(f"table {w['table']!r} does not exist in database {w['database']!r}")
+        indexes = attempted.indexes()
+        while batch := list(itertools.islice(indexes, chunk)):
+            want = [keys.key(n) for n in batch]
+            got: dict[str, list] = {}
+            for k, v in conn.execute(sql.SQL("SELECT k, v FROM {} WHERE k = ANY(%s)").format(table), [want]):
+                got.setdefault(k, []).append(v)
+            for n, k in zip(batch, want):
+                vs = got.get(k)
+                if not vs:
+                    c["unknown_absent" if n in p["unacked"] else "lost"].add(k, show)
+                    continue
+                c["present"].add(k, 0)
+                if n in p["unacked"]:
+                    c["unknown_present"].add(k, show)
+                if len(vs) > 1:
+                    c["duplicates"].add(k, show, len(vs) - 1)
+                if not all(keys.value_ok(n, v) for v in vs):
+                    c["wrong_value"].add(k, show)
+        # Every key with the run's prefix: a server-side cursor streams them.
+        with conn.cursor(name="ybbench_verify") as cur:
+            cur.itersize = chunk
+            cur.execute(sql.SQL("SELECT k FROM {} WHERE left(k, %s) = %s").format(table),
+                        [len(w["prefix"]) + 1, w["prefix"] + ":"])
+            for (k,) in cur:
+                n = keys.index(k)
+                if n is None or n not in attempted:
+                    c["unexpected"].add(k, show)
+    # Interrupted iterations' keys are unknown too, but which they are is not
+    # logged: up to that many of the missing keys may be theirs.
+    maybe_interrupted = p["interrupted"] * rows
+    lost_at_least = max(0, c["lost"].n - maybe_interrupted)
+    ok = lost_at_least == 0 and not any(c[k].n for k in ("wrong_value", "duplicates", "unexpected"))
+    return {
+        "testid": folder.name, "workload_keys": w, "attempted_keys": len(attempted),
+        "generators": len(attempted.counts),
+        "acknowledged_keys": len(attempted) - len(p["unacked"]) - maybe_interrupted,
+        "unacknowledged_keys": len(p["unacked"]), "interrupted_iterations": p["interrupted"],
+        "lost_at_least": lost_at_least, "ok": ok,
+        **{k: {"count": v.n, "examples": v.examples} for k, v in c.items()},
+    }
+
+
+def lines(r: dict) -> list[str]:
+    w = r["workload_keys"]
+    n = r["attempted_keys"]
+    out = [f"verify {r['testid']}: {w['scheme']} keys {w['prefix']}:0 .. {w['prefix']}:{max(n - 1, 0)} "
+           f"({n} attempted) in {w['table']}",
+           f"  acknowledged {r['acknowledged_keys']}, present {r['present']['count']}, lost {r['lost']['count']}",
+           f"  unknown (statement failed or timed out) {r['unacknowledged_keys']}: present "
+           f"{r['unknown_present']['count']}, absent {r['unknown_absent']['count']}",
+           f"  wrong value {r['wrong_value']['count']}, duplicates {r['duplicates']['count']}, "
+           f"unexpected {r['unexpected']['count']}"]
+    if r["interrupted_iterations"]:
+        out.append(f"  {r['interrupted_iterations']} iterations were interrupted at the end of the run: their keys "
+                   f"are unknown, so at least {r['lost_at_least']} of the {r['lost']['count']} missing are lost")
+    for k in ("lost", "wrong_value", "duplicates", "unexpected"):
+        if r[k]["examples"]:
+            out.append(f"  {k.replace('_', ' ')}: {', '.join(r[k]['examples'])}"
+                       + (" ..." if r[k]["count"] > len(r[k]["examples"]) else ""))
+    out.append("  OK: every acknowledged write is there, with its value" if r["ok"] else
+               "  FAILED: acknowledged writes are missing or wrong")
+    return out
+
+
+def command(testid: str, results: str, node: str | None, chunk: int) -> int:
+    if not TESTID.match(testid):
+        raise UserError(f"run id {testid!r}: use 1-64 letters, digits, . _ -")
+    if chunk < 1:
+        raise UserError(f"--chunk {chunk}: must be a positive number of keys")
+    if node is not None and not re.fullmatch(r"[^:\s]+:\d{1,5}", node):
+        raise UserError(f"--node {node!r}: expected host:port")
+    folder = Path(results) / testid
+    if not folder.is_dir():
+        raise UserError(f"no run {testid!r}: {folder} does not exist")
+    r = check(folder, node=node, chunk=chunk)
+    write_json(folder / "verify.json", r)
+    for line in lines(r):
+        print(line)
+    return 0 if r["ok"] else 1
