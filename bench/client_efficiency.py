@@ -39,7 +39,7 @@ import numpy
 from rich.console import Console
 from rich.table import Table
 
-from tests.stack import BIN, PG_BIN, REPO, Postgres
+from tests.support.stack import BIN, PG_BIN, REPO, Postgres
 from ybbench.run.k6_process import k6_env
 
 ROWS = 200_000

@@ -10,7 +10,7 @@ The reference, measured in the same run just before: the same for one node
 with prometheus.yml less its drop rules (what they save). Per kind of endpoint: series per target, samples scraped and
 kept after metric_relabel_configs, scrape duration; in total: head series,
 samples appended per second, Prometheus' RSS, Go heap and CPU. The config
-is linked in unchanged (tests/stack.py Prometheus): only the target files
+is linked in unchanged (tests/support/stack.py Prometheus): only the target files
 (written by `ybbench targets`) and the storage folder are the run's own.
 """
 
@@ -32,7 +32,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from tests.stack import BIN, REPO, Prometheus, wait_until
+from tests.support.stack import BIN, REPO, Prometheus, wait_until
 
 from .replayed_cluster import ReplayedCluster, capture_node_exporter
 

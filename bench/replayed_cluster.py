@@ -22,7 +22,7 @@ import re
 import urllib.request
 from pathlib import Path
 
-from tests.stack import BIN, CAPTURES, CaptureServer, Process, free_port, wait_until
+from tests.support.stack import BIN, CAPTURES, CaptureServer, Process, free_port, wait_until
 
 # Endpoint kind -> (capture file, default port), as `ybbench targets` has them.
 YB_ENDPOINTS = {"master": ("master.txt", 7000), "tserver": ("tserver.txt", 9000),

@@ -64,8 +64,8 @@ def report(url: str, nodes: int) -> None:
 
 @contextlib.contextmanager
 def native_stack():
-    from tests.exporters import start_postgres_exporter
-    from tests.stack import BIN, CAPTURES, CaptureServer, Postgres, Process, Prometheus, free_port, wait_until
+    from tests.support.exporters import start_postgres_exporter
+    from tests.support.stack import BIN, CAPTURES, CaptureServer, Postgres, Process, Prometheus, free_port, wait_until
 
     root = Path(tempfile.mkdtemp(prefix="ybbench-series-"))
     caps = {k: CaptureServer(CAPTURES / f"{k}.txt") for k in ("master", "tserver", "ysql", "ycql")}

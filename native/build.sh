@@ -68,7 +68,7 @@ build compose "-X main.version=$compose -X github.com/docker/compose/v2/internal
 (cd "$here/k6-v2" && go mod tidy -diff -compat=1.17 >/dev/null 2>&1 || true)
 (cd "$here/k6" && go mod graph >/dev/null)
 (cd "$here/../compose/k6/xk6-ybbench" && go mod download)
-# k6-operator's TestRun CRD, which tests/test_k6_operator.py reads offline;
+# k6-operator's TestRun CRD, which tests/native/test_k6_operator.py reads offline;
 # the proxy may refuse it (the test then skips, saying so).
 (cd / && GOFLAGS=-mod=mod go mod download github.com/grafana/k6-operator@v0.0.19 >/dev/null 2>&1 || true)
 

@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from .compose.images.yugabytedb.yb_standin import ADVANCE_PER_S, statements_from
-from .exporters import start_postgres_exporter
-from .stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, Prometheus, free_port, wait_until
+from .support.exporters import start_postgres_exporter
+from .support.stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, Prometheus, free_port, wait_until
 
 # Every k6 the tests start, directly or through ybbench, sends no usage
 # report (k6 posts one to Grafana after each run otherwise) and never asks

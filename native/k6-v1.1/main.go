@@ -5,7 +5,7 @@
 // standing in for the driver, which the Go module proxy here refuses): no
 // pgx, no native module. The tests run every workload on it, and check
 // that DB_DRIVER=pgx, DB_DRIVER=pgconn and YBBENCH_NATIVE=1 stop with the
-// scripts' own message (tests/test_k6_matrix.py).
+// scripts' own message (tests/native/test_k6_matrix.py).
 package main
 
 import (

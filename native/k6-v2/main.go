@@ -4,7 +4,7 @@
 // xk6-sql v1.2 stand-in (./xk6-sql-standin: the real v1.2 is the only
 // xk6-sql for k6 v2, and the Go module proxy here refuses it), assembled as
 // xk6 assembles an extended k6. The tests link and run every workload on
-// it; its module graph holds no k6 v1 (tests/test_k6_matrix.py).
+// it; its module graph holds no k6 v1 (tests/native/test_k6_matrix.py).
 package main
 
 import (

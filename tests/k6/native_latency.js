@@ -1,7 +1,7 @@
 // Iterations of two ops with spread-out durations; handleSummary writes the
 // native module's latency summary next to k6's exact per-op trends (the
 // thresholds keep every sample of iteration_duration{op:...}), to OUT
-// (tests/test_native_helpers.py).
+// (tests/native/test_native_helpers.py).
 import { sleep } from "k6";
 import { tagIteration } from "../../k6-scripts/lib/metrics.js";
 import { native } from "../../k6-scripts/lib/native.js";

@@ -2,7 +2,7 @@
 // PostgreSQL: on the real xk6-sql v1.0.5 (the tests' k6 v1.8.1 and k6
 // v1.1.0) and on the v1.2 stand-in of the k6 v2 build (native/k6-v2), so
 // the stand-in is held to what the real extension does
-// (tests/test_sql_extension.py). Every check must pass.
+// (tests/native/test_sql_extension.py). Every check must pass.
 import sql from "k6/x/sql";
 import pq from "k6/x/sql/driver/postgres";
 import { check } from "k6";

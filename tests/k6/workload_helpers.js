@@ -3,7 +3,7 @@
 // key draws of each request distribution over RECORDS records, field
 // values, key-value rows (keys, and values as hex), and sql-inserts' rows
 // of SQL_INDEXES; written as JSON to
-// OUT (tests/test_native_helpers.py).
+// OUT (tests/native/test_native_helpers.py).
 import { keyName, keyChooser, fieldMaker, fieldFiller } from "../../k6-scripts/lib/ycsb.js";
 import { rowFiller, sqlRowFiller } from "../../k6-scripts/lib/keys.js";
 import { native } from "../../k6-scripts/lib/native.js";

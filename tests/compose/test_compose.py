@@ -1,0 +1,290 @@
+"""compose/ is for users; here it is loaded by the real `docker compose
+config` (Compose v2, built by native/build.sh) with its .env and every
+profile. test_compose_stack.py runs it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+import yaml
+
+from ..support.stack import REPO, free_port, wait_until
+
+COMPOSE = REPO / "compose"
+
+
+def compose_config(folder) -> subprocess.CompletedProcess:
+    """`docker compose config` of every profile, as `up` would load it."""
+    return subprocess.run(["docker", "compose", "-f", str(folder / "docker-compose.yml"), "--profile", "bench",
+                           "--profile", "pg", "config", "--format", "json"], capture_output=True, text=True)
+
+
+def ports_off_loopback(project: dict) -> list[str]:
+    return sorted(f"{name} publishes {p.get('host_ip', '*')}:{p['published']}->{p['target']}"
+                  for name, svc in project["services"].items() for p in svc.get("ports", [])
+                  if p.get("published") and p.get("host_ip") != "127.0.0.1")
+
+
+def load(folder) -> dict:
+    p = compose_config(folder)
+    assert p.returncode == 0, p.stderr
+    assert "variable is not set" not in p.stderr, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.fixture(scope="module")
+def project(binaries):
+    return load(COMPOSE)
+
+
+@pytest.fixture
+def compose_copy(tmp_path):
+    """A copy of compose/ to break; its relative paths to ../ need not resolve."""
+    dst = tmp_path / "compose"
+    shutil.copytree(COMPOSE, dst)
+    return dst
+
+
+def depends(svc: dict) -> dict[str, str]:
+    return {name: d["condition"] for name, d in svc.get("depends_on", {}).items()}
+
+
+def test_yugabytedb_cluster_of_three_masters_and_three_tservers(project):
+    s = project["services"]
+    masters = sorted(n for n in s if n.startswith("yb-master-"))
+    tservers = sorted(n for n in s if n.startswith("yb-tserver-"))
+    assert masters == ["yb-master-1", "yb-master-2", "yb-master-3"]
+    assert tservers == ["yb-tserver-1", "yb-tserver-2", "yb-tserver-3"]
+    for t in tservers:
+        assert s[t]["healthcheck"]
+        assert depends(s[t]) == {m: "service_healthy" for m in masters}
+    for m in masters:
+        assert s[m]["healthcheck"]
+    ports = {p["target"] for p in s["yb-tserver-1"]["ports"]}
+    assert {5433, 9000, 12000, 13000} <= ports
+    assert {p["target"] for p in s["yb-master-1"]["ports"]} == {7000}
+
+
+def test_yugabytedb_servers_are_sized_quiet_and_logged(project):
+    """Each server: a memory limit below its container's, no call-home, every
+    log line on stderr (--logtostderr: with --alsologtostderr alone, YSQL's
+    own log goes to files that Promtail never reads), both of the image's
+    volumes named and used as data dirs."""
+    for name, svc in project["services"].items():
+        if not name.startswith("yb-"):
+            continue
+        flags = dict(f.lstrip("-").partition("=")[::2] for f in svc["command"][1:])
+        assert flags["callhome_enabled"] == "false", name
+        assert "logtostderr" in flags and flags["logtostderr"] in ("", "true"), name
+        assert "alsologtostderr" not in flags, name
+        assert flags["fs_data_dirs"] == "/mnt/disk0,/mnt/disk1", name
+        assert {v["target"]: v["source"] for v in svc["volumes"]} == {
+            "/mnt/disk0": name, "/mnt/disk1": f"{name}-disk1"}, name
+        assert all(v["type"] == "volume" for v in svc["volumes"]), name
+        hard = int(flags["memory_limit_hard_bytes"])
+        assert 0 < hard < int(svc["mem_limit"]), name
+
+
+def test_tserver_memory_holds_its_ysql_backends_at_the_largest_vus(project):
+    """YSQL backends count against a tserver's container but not its hard
+    limit: the container's limit leaves room for every backend that
+    --ysql_max_connections admits, and that cap admits the README's largest
+    run (400 VUs, one connection each, over the three tservers)."""
+    env = (COMPOSE / ".env").read_text()
+    backend, postmaster = 15 * 2**20, 256 * 2**20  # compose/.env's arithmetic
+    largest = max(int(v) for v in re.findall(r"VUS=(\d+)", (REPO / "README.md").read_text()))
+    assert largest == 400, largest  # if the README suggests more, resize compose/.env
+    for name, svc in project["services"].items():
+        if not name.startswith("yb-tserver-"):
+            continue
+        flags = dict(f.lstrip("-").partition("=")[::2] for f in svc["command"][1:])
+        connections = int(flags["ysql_max_connections"])
+        assert connections >= -(-largest // 3) + 1, (name, connections)  # + the healthcheck's ysqlsh
+        room = int(svc["mem_limit"]) - int(flags["memory_limit_hard_bytes"])
+        assert room >= connections * backend + postmaster, (name, room / 2**20)
+    assert "connections" in env and "x 15 MiB" in env  # the arithmetic is written down next to the numbers
+    total = sum(int(svc["mem_limit"]) for n, svc in project["services"].items()
+                if n.startswith("yb-") and n != "yb-tserver-4")
+    assert total <= 15 * 2**30, f"YugabyteDB may take {total / 2**30:.1f} GiB"
+
+
+def test_yugabytedb_is_the_2025_2_lts_line(project):
+    """2025.2 (stable, LTS): YSQL on PostgreSQL 15, as the stand-in and the
+    native tests (2024.2's YSQL is PostgreSQL 11)."""
+    tags = {svc["image"] for n, svc in project["services"].items() if n.startswith("yb-")}
+    assert len(tags) == 1 and re.match(r"^yugabytedb/yugabyte:2025\.2\.\d+\.\d+-b\d+$", tags.pop())
+
+
+def test_prometheus_takes_its_retention_from_this_config_file(binaries, tmp_path):
+    """The Prometheus the stack pins reads retention where prometheus.yml
+    puts it: this file with only the value changed (15d is also the
+    default) sets what Prometheus reports."""
+    text = (REPO / "prometheus" / "prometheus.yml").read_text()
+    assert text.count("      time: 15d\n") == 1
+    (tmp_path / "prometheus.yml").write_text(text.replace("      time: 15d\n", "      time: 3d\n"))
+    port = free_port()
+    proc = subprocess.Popen([str(binaries / "prometheus"), f"--config.file={tmp_path / 'prometheus.yml'}",
+                             f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def retention():
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/status/runtimeinfo", timeout=5) as r:
+                return json.load(r)["data"]["storageRetention"]
+
+        assert wait_until(retention, "Prometheus to answer", timeout=60) == "3d"
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_prometheus_retention_is_in_its_config_not_a_flag(project):
+    """Prometheus 3.13 deprecates --storage.tsdb.retention.*; the config
+    file's storage.tsdb.retention (3.8+) holds it, for compose and the
+    native stack alike."""
+    assert not [a for a in project["services"]["prometheus"]["command"] if "retention" in a]
+    config = yaml.safe_load((REPO / "prometheus" / "prometheus.yml").read_text())
+    assert config["storage"]["tsdb"]["retention"]["time"] == "15d"
+    assert not re.search(r"storage\.tsdb\.retention", (REPO / "tests" / "support" / "stack.py").read_text())
+
+
+def test_every_image_is_pinned_from_the_env_file(project):
+    env = (COMPOSE / ".env").read_text()
+    for name, svc in project["services"].items():
+        image = svc["image"]
+        assert re.match(r"^[\w./-]+:[\w.-]+$", image), f"{name}: {image} has no tag"
+        assert not image.endswith(":latest"), f"{name}: {image}"
+        if "build" not in svc:
+            assert image.split(":")[0] in env and image.split(":")[1] in env, f"{name}: {image} is not pinned in .env"
+    raw = (COMPOSE / "docker-compose.yml").read_text()
+    # Pulled images come only from .env; ybbench/k6 is the name of our own build.
+    assert not re.search(r"^\s*image:\s*(?!ybbench/)[^$\s]", raw, re.M), "an image is written into the compose file"
+
+
+def test_the_k6_build_and_its_services(project):
+    s = project["services"]
+    for name, profile in (("k6", "bench"), ("k6-pg", "pg")):
+        k6 = s[name]
+        assert k6["profiles"] == [profile] and k6["build"]["context"].endswith("compose/k6")
+        # Built here, never pulled: the name is ours, and it carries every version.
+        assert k6["pull_policy"] == "build"
+        args = k6["build"]["args"]
+        for version in (args["K6_VERSION"], args["XK6_SQL_VERSION"], args["XK6_SQL_DRIVER_POSTGRES_VERSION"]):
+            assert version in k6["image"], (version, k6["image"])
+        assert k6["environment"]["K6_NO_USAGE_REPORT"] == "true"
+        assert k6["environment"]["K6_AUTO_EXTENSION_RESOLUTION"] == "false"
+        assert k6["environment"]["K6_PROMETHEUS_RW_SERVER_URL"] == "http://prometheus:9090/api/v1/write"
+    args = s["k6"]["build"]["args"]
+    assert args["K6_VERSION"].startswith("v2.")  # current xk6-sql needs k6 v2
+    assert re.match(r"^v1\.[1-9]", args["XK6_SQL_VERSION"])
+    assert all(depends(s["k6"])[t] == "service_healthy" for t in ("yb-tserver-1", "yb-tserver-2", "yb-tserver-3"))
+    # The pg baseline's k6 boots no YugabyteDB.
+    assert depends(s["k6-pg"]) == {"postgres": "service_healthy", "prometheus": "service_healthy"}
+    assert s["k6-pg"]["environment"]["YSQL_NODES"] == "postgres:5432"
+    assert s["postgres"]["profiles"] == ["pg"]
+    dockerfile = (COMPOSE / "k6" / "Dockerfile").read_text()
+    assert "github.com/grafana/xk6-sql@" in dockerfile and "github.com/grafana/xk6-sql-driver-postgres@" in dockerfile
+
+
+def test_no_default_passwords_and_nothing_phones_home(project):
+    s = project["services"]
+    grafana = s["grafana"]["environment"]
+    assert "GF_SECURITY_ADMIN_PASSWORD" not in grafana
+    assert grafana["GF_SECURITY_ADMIN_PASSWORD__FILE"].startswith("/run/secrets/")
+    for off in ("GF_ANALYTICS_REPORTING_ENABLED", "GF_ANALYTICS_CHECK_FOR_UPDATES",
+                "GF_ANALYTICS_CHECK_FOR_PLUGIN_UPDATES", "GF_NEWS_NEWS_FEED_ENABLED"):
+        assert grafana[off] == "false", off
+    assert grafana["GF_PLUGINS_PREINSTALL_DISABLED"] == "true"
+    assert depends(s["grafana"])["secrets"] == "service_completed_successfully"
+    assert "POSTGRES_PASSWORD" not in s["postgres"]["environment"]
+    assert not re.search(r"(?i)password\s*[:=]\s*\w", (COMPOSE / ".env").read_text())
+
+
+def test_healthchecks_that_mean_ready(project):
+    s = project["services"]
+    assert s["loki"]["healthcheck"]["test"] == ["CMD", "/usr/bin/loki", "-health"]
+    assert s["prometheus"]["healthcheck"] and s["grafana"]["healthcheck"]
+    # Over TCP: the entrypoint's init server listens on the socket only.
+    assert "-h" in s["postgres"]["healthcheck"]["test"]
+
+
+def test_node_exporter_mount_works_where_root_is_private(project):
+    ne = project["services"]["node-exporter"]
+    host = [v for v in ne["volumes"] if v["target"] == "/host"]
+    assert host and host[0]["read_only"] and not host[0].get("bind", {}).get("propagation"), host
+    assert "--path.udev.data=/host/run/udev/data" in ne["command"]
+
+
+def test_promtail_ships_the_logs_of_its_own_project(project):
+    """Promtail follows the project it runs in, whatever `-p` named it."""
+    promtail = project["services"]["promtail"]
+    assert promtail["environment"]["COMPOSE_PROJECT"] == project["name"] == "ybbench"
+    assert "-config.expand-env=true" in promtail["command"]
+    assert "com.docker.compose.project=${COMPOSE_PROJECT:-ybbench}" in (COMPOSE / "promtail" / "promtail.yml").read_text()
+
+
+def test_an_unknown_key_fails(compose_copy):
+    f = compose_copy / "docker-compose.yml"
+    f.write_text(f.read_text().replace("  prometheus:\n    image:", "  prometheus:\n    imagez: x\n    image:", 1))
+    p = compose_config(compose_copy)
+    assert p.returncode != 0
+    assert "imagez" in p.stderr
+
+
+def test_a_missing_variable_fails(compose_copy):
+    env = compose_copy / ".env"
+    env.write_text(re.sub(r"^LOKI_IMAGE=.*$", "", env.read_text(), flags=re.M))
+    p = compose_config(compose_copy)
+    assert p.returncode != 0
+    assert "LOKI_IMAGE" in p.stderr
+
+
+def test_a_port_on_every_interface_is_caught(compose_copy):
+    f = compose_copy / "docker-compose.yml"
+    f.write_text(f.read_text().replace('"127.0.0.1:5433:5433"', '"5433:5433"', 1))
+    assert ports_off_loopback(load(compose_copy)) == ["yb-tserver-1 publishes *:5433->5433"]
+
+
+def test_every_published_port_is_on_loopback(project):
+    assert not ports_off_loopback(project)
+    assert sum(len(svc.get("ports", [])) for svc in project["services"].values()) >= 15
+
+
+def test_compose_targets_are_what_ybbench_targets_writes(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "ybbench", "targets", "--cluster", "ybbench",
+         "--masters", "yb-master-1,yb-master-2,yb-master-3", "--tservers", "yb-tserver-1,yb-tserver-2,yb-tserver-3",
+         "--node-exporters", "node-exporter", "--postgres-exporters", "postgres-exporter",
+         "--prometheus", "localhost:9090", "--out", str(tmp_path)],
+        check=True, cwd=REPO, capture_output=True,
+    )
+    committed = REPO / "prometheus" / "targets" / "compose"
+    # The same files, named alike (an empty output would pass the loop alone),
+    # and each with the committed content.
+    written = sorted(f.name for f in tmp_path.iterdir())
+    assert written == sorted(f.name for f in committed.iterdir()) == \
+        ["node.json", "postgres.json", "prometheus.json", "yugabytedb.json"]
+    for name in written:
+        assert json.loads((tmp_path / name).read_text()) == json.loads((committed / name).read_text()), name
+
+
+def test_native_binaries_match_the_compose_versions():
+    env = dict(l.split("=", 1) for l in (COMPOSE / ".env").read_text().splitlines() if "=" in l and not l.startswith("#"))
+    prom_tag = env["PROMETHEUS_IMAGE"].split(":")[1]  # v3.13.5
+    major, minor, patch = prom_tag.lstrip("v").split(".")
+    assert f"github.com/prometheus/prometheus v0.{major}{int(minor):02d}.{patch}" in \
+        (REPO / "native" / "prometheus" / "go.mod").read_text()
+    node_tag = env["NODE_EXPORTER_IMAGE"].split(":")[1]
+    assert f"github.com/prometheus/node_exporter {node_tag}" in (REPO / "native" / "node_exporter" / "go.mod").read_text()
+    assert "go.k6.io/k6 v1.8.1" in (REPO / "native" / "k6" / "go.mod").read_text()
+
+
+def test_prometheus_config_is_valid(binaries):
+    p = subprocess.run([str(binaries / "promtool"), "check", "config", "--syntax-only",
+                        str(REPO / "prometheus" / "prometheus.yml")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr

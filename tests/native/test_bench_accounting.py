@@ -1,0 +1,106 @@
+"""`make bench`'s accounting (bench/client_efficiency.py), against ground
+truth: a child's CPU time as the child itself reads it from the kernel, a
+recorded pgbench output read by eye, and rows the database holds. Fast: no
+bench run, only the bench's own functions on a few seconds of load."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bench import client_efficiency as ce
+
+DATA = Path(__file__).parents[1] / "data" / "pgbench"
+
+# A child that burns a CPU budget, half of it in the kernel (reads of
+# /dev/zero copy into its buffer: system time), with 64 MiB touched, and
+# then prints what the kernel says it used (getrusage(RUSAGE_SELF): the same
+# counters wait4 returns to its parent at exit, to the microsecond).
+BURNER = r"""
+import json, os, resource, sys
+budget = float(sys.argv[1])
+held = bytearray(64 << 20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+fd, buf = os.open("/dev/zero", os.O_RDONLY), bytearray(1 << 20)
+def used():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime, r.ru_stime
+while sum(used()) < budget:
+    for _ in range(3000):
+        pass
+    for _ in range(4):
+        os.readv(fd, [buf])
+u, s = used()
+print(json.dumps({"user": u, "system": s, "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+# What the child runs after its own last reading: print() and the
+# interpreter's teardown, ~10 ms of CPU here; 0.1 s leaves room for a busy
+# machine's cache misses, and is under any budget's user or system share.
+TEARDOWN_S = 0.1
+
+
+def burn(budget: float) -> tuple[dict, float, int]:
+    text, cpu, rss = ce.run_measured([sys.executable, "-c", BURNER, str(budget)], env={"PATH": "/usr/bin:/bin"})
+    return json.loads(text.strip().splitlines()[-1]), cpu, rss
+
+
+def test_a_childs_cpu_is_its_user_plus_system_time_from_the_kernel():
+    # Two children in turn: each is measured alone, not with the one before
+    # (a tally of all children, RUSAGE_CHILDREN, would add them up).
+    for budget in (0.4, 0.8):
+        own, cpu, rss = burn(budget)
+        assert own["user"] > TEARDOWN_S and own["system"] > TEARDOWN_S, own  # both halves weigh in
+        total = own["user"] + own["system"]
+        assert total >= budget
+        assert total <= cpu <= total + TEARDOWN_S, (budget, own, cpu)
+        # ru_maxrss in KB: at least the 64 MiB it touched, and what it saw itself.
+        assert rss >= own["maxrss_kb"] >= 64 << 10, (rss, own)
+
+
+def test_a_failing_client_stops_the_bench_and_exit_99_does_not():
+    with pytest.raises(RuntimeError, match=r"failed \(3\):\nbroken"):
+        ce.run_measured([sys.executable, "-c", "print('broken'); raise SystemExit(3)"], env={})
+    text, _, _ = ce.run_measured([sys.executable, "-c", "print('thresholds'); raise SystemExit(99)"], env={})
+    assert text == "thresholds\n"  # k6's "thresholds crossed": the run's numbers stand
+
+
+def test_recorded_pgbench_output_is_read_into_its_numbers():
+    text = (DATA / "select-prepared-16-clients.txt").read_text()
+    ops, seconds = ce.pgbench_operations(text)
+    # Read off the file: 84076 transactions at tps 29180.836080 (without the
+    # initial connection time), so 2.881 s of load in a -T 3 run.
+    assert ops == 84076
+    assert seconds == pytest.approx(84076 / 29180.836080, rel=1e-12)
+    assert 2.8 < seconds < 3.0
+
+
+def test_pgbench_transactions_are_the_rows_it_inserted(postgres):
+    table = f"bench_{uuid.uuid4().hex[:8]}"
+    postgres.query(f"CREATE TABLE {table} (id bigserial PRIMARY KEY, v text)")
+    m = ce.pgbench(postgres, f"INSERT INTO {table} (v) VALUES ('x');\n", clients=2, seconds=1)
+    assert m.ops == int(postgres.query(f"SELECT count(*) FROM {table}")) > 0
+    assert m.seconds > 0 and m.cpu > 0
+
+
+def test_k6_operations_are_the_rows_the_database_holds(binaries, postgres):
+    # sql-inserts in the open model stops writing at NUM_UNIQUE_KEYS: the
+    # iterations past the bound (~600 due at 300/s for 2 s, 100 write) are
+    # tagged idle (lib/metrics.js pastBound), so the bench's count must be
+    # exactly the rows in the table, not k6's iterations.
+    table, prefix = f"bench_{uuid.uuid4().hex[:8]}", f"b{uuid.uuid4().hex[:6]}"
+    knobs = {"TABLE": table, "KEY_PREFIX": prefix, "NUM_UNIQUE_KEYS": 100, "LOAD_MODEL": "constant-arrival-rate",
+             "RATE": 300}
+    m = ce.k6(postgres, "sql-inserts", "pgconn", 2, 2, **knobs)
+    assert m.ops == int(postgres.query(f"SELECT count(*) FROM {table}")) == 100
+    assert m.cpu > 0 and m.seconds > 0
+    # The same keys again: every insert fails on the primary key (SQLSTATE
+    # class 23), and the bench refuses the run instead of counting it.
+    with pytest.raises(RuntimeError) as refused:
+        ce.k6(postgres, "sql-inserts", "pgconn", 2, 2, **knobs)
+    assert ": 100 statements, 100 SQL errors {" in str(refused.value)
+    assert "'ybbench_errors{sqlstate_class:23}': 100" in str(refused.value)

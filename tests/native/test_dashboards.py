@@ -1,0 +1,283 @@
+"""The generated dashboards: committed JSON is what the code generates, the
+hygiene Grafana users rely on, and every query returns data from real
+components: every PromQL query from k6 runs, node_exporter,
+postgres_exporter, recording rules and the YugabyteDB captures in the
+native Prometheus; every LogQL query from the services' log lines, shipped
+through the project's Promtail pipeline, and a k6 run's log in the native
+Loki."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from ybbench.dashboards import OUT, render
+from ybbench.run import faults as events
+
+from ..support import log_samples, promtail
+from ..support.dashboards import all_queries, boards, fill, logql_failures, logql_queries, panels, promql_queries, run_logql
+from ..support.kernel import Sampler, busy_cpu_seconds
+from ..support.stack import BIN, REPO, wait_until
+from ..support.ybbench_cli import ybbench_run
+
+RATE_WINDOW = "20s"  # Grafana's $__rate_interval for a 5s scrape interval
+PROMETHEUS_REF = {"type": "prometheus", "uid": "${datasource}"}
+LOKI_REF = {"type": "loki", "uid": "${loki}"}
+
+
+def test_committed_json_is_what_the_code_generates():
+    committed = {p.name: p.read_text() for p in OUT.glob("*.json")}
+    generated = render()
+    assert sorted(committed) == sorted(generated), "run: python -m ybbench.dashboards"
+    for name, text in generated.items():
+        assert committed[name] == text, f"{name} is stale: run python -m ybbench.dashboards"
+
+
+def test_uids_are_unique_and_panels_have_ids():
+    uids = [b["uid"] for b in boards().values()]
+    assert len(uids) == len(set(uids)), uids
+    for b in boards().values():
+        ids = [p["id"] for p in panels(b)]
+        assert len(ids) == len(set(ids)), f"{b['title']}: duplicate panel ids"
+        assert b["schemaVersion"] == 41, b["title"]
+
+
+def test_every_dashboard_has_datasource_cluster_and_testid_variables_and_run_annotations():
+    for b in boards().values():
+        variables = {v["name"]: v for v in b["templating"]["list"]}
+        assert variables["datasource"]["type"] == "datasource", b["title"]
+        assert {"testid", "cluster"} <= set(variables), b["title"]
+        names = {a["name"] for a in b["annotations"]["list"]}
+        assert {"k6 runs", "k6 phases"} <= names, b["title"]
+
+
+def test_every_dashboard_links_the_others_keeping_time_and_variables():
+    for b in boards().values():
+        assert any(link["type"] == "dashboards" and link["tags"] == ["ybbench"] and link["keepTime"]
+                   and link["includeVars"] for link in b.get("links") or []), b["title"]
+
+
+def test_yugabytedb_events_are_drawn_on_the_throughput_charts():
+    overview = boards()["overview.json"]
+    ids = {p["id"]: p["title"] for p in panels(overview)}
+    events = {a["name"]: a for a in overview["annotations"]["list"] if a["datasource"]["type"] == "loki"}
+    assert set(events) == {"YugabyteDB restarts", "YugabyteDB leader changes", "ybbench events"}
+    for a in events.values():
+        assert a["filter"]["exclude"] is False
+        assert {ids[i] for i in a["filter"]["ids"]} == {"Total YSQL ops/s by statement type", "k6 ops/s by operation"}
+
+
+def test_datasource_by_variable_units_everywhere_no_instance_names():
+    for b in boards().values():
+        variables = {v["name"]: v for v in b["templating"]["list"]}
+        refs = [(v["name"], v["datasource"]) for v in variables.values() if "datasource" in v]
+        refs += [(a["name"], a["datasource"]) for a in b["annotations"]["list"]]
+        for p in panels(b):
+            if p["type"] == "row":
+                continue
+            where = f"{b['title']} / {p['title']}"
+            if p["type"] != "logs":  # log lines have no unit
+                assert p["fieldConfig"]["defaults"].get("unit"), f"{where}: no unit"
+            refs.append((p["title"], p["datasource"]))
+            assert all(t["datasource"] == p["datasource"] for t in p["targets"]), f"{where}: mixed datasources"
+        for what, ds in refs:
+            assert ds in (PROMETHEUS_REF, LOKI_REF), f"{b['title']} / {what}: datasource {ds}"
+        if any(ds == LOKI_REF for _, ds in refs):
+            assert variables.get("loki", {}).get("query") == "loki", f"{b['title']}: Loki queries, no loki variable"
+    for q in all_queries():
+        assert not re.search(r'instance\s*=~?\s*"[^$]', q.expr), f"{q}: hard-coded instance: {q.expr}"
+        assert not re.search(r"\d+\.\d+\.\d+\.\d+|localhost|:\d{2,5}\b", q.expr), f"{q}: host in {q.expr}"
+
+
+def test_windows_follow_grafanas_intervals():
+    """PromQL rates over $__rate_interval (or a recording rule); LogQL
+    counts over $__interval, the step, so that no line counts twice."""
+    for q in all_queries():
+        want = "$__rate_interval" if q.datasource == "prometheus" else "$__interval"
+        for window in re.findall(r"\[([^\]]+)\]", q.expr):
+            assert window == want, f"{q}: window [{window}] in {q.expr}"
+
+
+def _k6_open_model(testid: str, prometheus_url: str) -> None:
+    env = dict(os.environ, K6_PROMETHEUS_RW_SERVER_URL=f"{prometheus_url}/api/v1/write",
+               K6_PROMETHEUS_RW_PUSH_INTERVAL="1s", K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM="true")
+    subprocess.run([str(BIN / "k6"), "run", "--quiet", "--no-summary", "--tag", f"testid={testid}",
+                    "-o", "experimental-prometheus-rw", str(REPO / "tests" / "k6" / "dropped_iterations.js")],
+                   check=True, capture_output=True, env=env, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def live(prometheus, postgres, tmp_path_factory):
+    """Real k6 runs into the native Prometheus: inserts, selects of which
+    some miss their key, inserts of keys that exist (SQLSTATE 23505),
+    contended updates that retry (40001), and an open-model run that drops
+    iterations. Returns the query window."""
+    results = tmp_path_factory.mktemp("dash-results")
+    run = f"d{uuid.uuid4().hex[:8]}"
+    start = time.time()
+    common = {"VUS": 4, "KEY_PREFIX": run}
+    # 30 s: longer than two rate windows, so the overview's run stats have instants inside it;
+    # the kernel's CPU time is read meanwhile, their ground truth.
+    cpu = Sampler(busy_cpu_seconds)
+    try:
+        ins = ybbench_run("sql-inserts", postgres, results, testid=f"{run}-ins", prometheus=prometheus.url,
+                          knobs={**common, "DURATION": "30s"})
+        time.sleep(0.3)  # a kernel sample after the run's recorded end
+    finally:
+        cpu.stop()
+    assert ins.code == 0, ins.output
+    written = ins.digest()["rows_written"]
+    # Delete every odd key but the last (the workload's setup checks it):
+    # about half the selects then find nothing.
+    postgres.query(f"DELETE FROM postgresqlkeyvalue WHERE k LIKE '{run}:%' "
+                   f"AND split_part(k, ':', 2)::bigint % 2 = 1 AND split_part(k, ':', 2)::bigint < {written - 1}")
+    sel = ybbench_run("sql-selects", postgres, results, testid=f"{run}-sel", prometheus=prometheus.url,
+                      knobs={**common, "DURATION": "4s", "MAX_WRITTEN_KEY": written})
+    assert sel.code == 0, sel.output
+    assert sel.metric("ybbench_keys_missing").get("count", 0) > 0, sel.output
+    # The same keys again: every insert fails with a unique violation.
+    dup = ybbench_run("sql-inserts", postgres, results, testid=f"{run}-dup", prometheus=prometheus.url,
+                      knobs={**common, "DURATION": "3s"})
+    assert dup.metric("ybbench_errors").get("count", 0) > 0, dup.output
+    # Every VU updating the same two rows under repeatable read: PostgreSQL
+    # answers concurrent updates with 40001, which the workload retries.
+    upd = ybbench_run("sql-updates", postgres, results, testid=f"{run}-upd", prometheus=prometheus.url,
+                      knobs={"VUS": 8, "DURATION": "3s", "KEY_PREFIX": run, "MAX_WRITTEN_KEY": 2,
+                             "WRITE_PERCENT": 100, "ISOLATION": "repeatable_read"})
+    assert upd.metric("ybbench_retries").get("count", 0) > 0, upd.output
+    _k6_open_model(f"{run}-open", prometheus.url)
+    # Rules evaluate every 5s: wait until the k6 rule has seen the runs.
+    wait_until(lambda: prometheus.query(f'testid:ybbench_k6_ops:rate1m{{testid=~"{run}-.*"}}'),
+               "the k6 recording rule to record the runs", timeout=60)
+    return {"testid": f"{run}-.*", "start": start - 30, "end": time.time() + 1, "ins": ins, "cpu": cpu,
+            "ins_testid": f"{run}-ins"}
+
+
+def _values(live: dict) -> dict[str, str]:
+    """Grafana's variables as a user opening the dashboard would have them."""
+    return {"testid": live["testid"], "cluster": "native", "device": ".*", "database": ".*",
+            "__rate_interval": RATE_WINDOW}
+
+
+@pytest.mark.parametrize("query", promql_queries(), ids=str)
+def test_every_panel_query_returns_data(live, prometheus, query):
+    expr = fill(query.expr, _values(live))
+    try:
+        result = prometheus.api("query_range", query=expr, start=live["start"], end=live["end"], step="2s")["result"]
+    except Exception as e:  # noqa: BLE001 - reported with the panel's name
+        pytest.fail(f"{query}: query failed: {expr}\n{e}")
+    assert result, f"{query}: no series for {expr}"
+    # A number somewhere, not only NaN (every YugabyteDB counter moves: yb_standin.py).
+    values = [float(v) for s in result for _, v in s["values"]]
+    assert any(v == v for v in values), f"{query}: only NaN from {expr}"
+
+
+def _stat(prometheus, board: str, title: str, values: dict, start: float, end: float, step: float = 2) -> float:
+    """A stat panel's value as Grafana shows it: its query over the time
+    range, reduced by the panel's calc (mean or max of the non-null points)."""
+    (panel,) = [p for p in panels(boards()[board]) if p["title"] == title]
+    (target,) = panel["targets"]
+    calc = panel["options"]["reduceOptions"]["calcs"][0]
+    (series,) = prometheus.api("query_range", query=fill(target["expr"], values), start=start, end=end,
+                               step=f"{step:g}")["result"]
+    points = [float(v) for _, v in series["values"]]
+    return {"mean": sum(points) / len(points), "max": max(points)}[calc]
+
+
+def test_run_stats_read_the_runs_own_window(live, prometheus):
+    """The overview's stats for one selected run, over a range that holds idle time before and after
+    it, against the kernel and k6's summary (issue 26)."""
+    ins, cpu = live["ins"], live["cpu"]
+    params = json.loads((ins.folder / "params.json").read_text())
+    start, end = params["started"], params["finished"]
+    values = {**_values(live), "testid": live["ins_testid"]}
+    lo, hi = start - 60, end + 60  # the dashboard's range: a minute of other time each side
+    # CPU: the mean of busy fractions over 20 s windows inside the run is the run's busy
+    # fraction from /proc/stat (the host is steady under k6): 0.1 covers the windows
+    # weighting the run's middle over its edges, and the sampler's 0.1 s.
+    busy = _stat(prometheus, "overview.json", "Average CPU busy (selected runs)", values, lo, hi)
+    assert busy == pytest.approx(cpu.rate(start, end) / os.cpu_count(), abs=0.1)
+    # k6 ops/s: the summary's whole-run rate; 15% covers the first seconds, which the stat leaves out.
+    ops = _stat(prometheus, "overview.json", "k6 ops/s (client, selected runs)", values, lo, hi)
+    assert ops == pytest.approx(ins.digest()["ops"]["insert"]["per_second"], rel=0.15)
+    assert _stat(prometheus, "overview.json", "k6 VUs (selected runs, most)", values, lo, hi) == 4
+    # YSQL ops/s: the statements PostgreSQL counted (pg_stat_statements, served by the stand-in
+    # as YSQL's SQLProcessor counters) are k6's inserts; 15% as for k6's own rate.
+    ysql = _stat(prometheus, "overview.json", "YSQL ops/s (cluster, selected runs)", values, lo, hi)
+    assert ysql == pytest.approx(ins.digest()["ops"]["insert"]["per_second"], rel=0.15)
+    # The control: the stat as it was (the last value of the 1m rule) reads far from the run.
+    old = prometheus.api("query_range", query=f'sum(testid:ybbench_k6_ops:rate1m{{testid="{live["ins_testid"]}"}})',
+                         start=lo, end=hi, step="2")["result"]
+    last = float(old[0]["values"][-1][1]) if old else 0.0
+    assert abs(last - ins.digest()["ops"]["insert"]["per_second"]) > 0.15 * ins.digest()["ops"]["insert"]["per_second"]
+
+
+@pytest.fixture(scope="module")
+def logs_live(loki, postgres, tmp_path_factory):
+    """Every compose service's kind of log line (tests/support/log_samples.py)
+    shipped through the project's Promtail pipeline, labelled as its
+    docker_sd job labels a container (service, container; testid for k6),
+    and a k6 run's log through `ybbench run --loki`. Returns the variable
+    values and the query window."""
+    run = f"l{uuid.uuid4().hex[:8]}"
+    start = time.time()
+    for service, samples in log_samples.BY_SERVICE.items():
+        labels = {"service": service, "container": f"ybbench-{service}-1"}
+        if service == "k6":
+            labels["testid"] = f"{run}-compose"
+        promtail.push([line for line, _ in samples], loki.url, labels)
+    cli = ybbench_run("sql-inserts", postgres, tmp_path_factory.mktemp("logs-results"), testid=f"{run}-cli",
+                      knobs={"VUS": 2, "DURATION": "2s"}, extra_args=["--loki", loki.url])
+    assert cli.code == 0, cli.output
+    # An event as `ybbench run --event` ships it (ybbench/run/faults.py; a real one
+    # needs the compose stack: tests/compose/test_compose_stack.py).
+    events.to_loki(loki.url, f"{run}-cli", [{"at_s": 1.0, "action": "stop", "service": "yb-tserver-2",
+                                             "time": time.time(), "ok": True}])
+    wait_until(lambda: loki.lines(f'{{testid="{run}-cli"}}'), "the run's k6 log in Loki", timeout=30)
+    values = {"testid": f"{run}-.*", "service": ".+", "__interval": "20s"}
+    return {"values": values, "start": start - 30, "end": time.time() + 1}
+
+
+@pytest.mark.parametrize("query", logql_queries(), ids=str)
+def test_every_logql_query_returns_data(logs_live, loki, query):
+    try:
+        result = run_logql(loki.url, query, logs_live["values"], logs_live["start"], logs_live["end"])
+    except Exception as e:  # noqa: BLE001 - reported with the panel's name
+        pytest.fail(f"{query}: {e}")
+    assert result, f"{query}: no data for {fill(query.expr, logs_live['values'])}"
+
+
+def _logql(title: str, live: dict, loki) -> list[dict]:
+    query = next(q for q in logql_queries() if q.panel == title)
+    return run_logql(loki.url, query, live["values"], live["start"], live["end"])
+
+
+def test_the_k6_log_panel_shows_compose_and_ybbench_runs(logs_live, loki):
+    streams = _logql("k6 log of the selected run", logs_live, loki)
+    sources = {"compose" if s["stream"].get("service") == "k6" else s["stream"].get("job") for s in streams}
+    assert sources == {"compose", "ybbench"}, [s["stream"] for s in streams]
+
+
+def test_yugabytedb_annotations_mark_each_start_and_election(logs_live, loki):
+    for name, message, count in (("YugabyteDB restarts", "server successfully started.", 2),
+                                 ("YugabyteDB leader changes", "Becoming Leader.", 2)):
+        lines = [(s["stream"]["service"], line) for s in _logql(f"annotation {name}", logs_live, loki)
+                 for _, line in s["values"]]
+        assert {service for service, _ in lines} == {"yb-master-1", "yb-tserver-1"}, lines
+        assert len(lines) == count and all(message in line for _, line in lines), lines
+
+
+def test_the_compose_helper_reports_every_query_without_data(logs_live, loki):
+    """logql_failures, for the compose stack's Loki: nothing on live data,
+    every query, by name, a day before any line."""
+    live = logs_live
+    assert logql_failures(loki.url, live["values"], live["start"], live["end"]) == []
+    failures = logql_failures(loki.url, live["values"], live["start"] - 86400, live["start"] - 82800)
+    assert len(failures) == len(logql_queries()), failures
+    assert all("no data" in f for f in failures), failures

@@ -1,0 +1,63 @@
+"""`ybbench demo` end to end: its own PostgreSQL 15, two short runs, one report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ..support.stack import BIN, REPO
+
+
+def test_demo_writes_a_report_of_both_runs(binaries, tmp_path):
+    env = dict(os.environ, K6=str(BIN / "k6"))
+    env.pop("PGPASSWORD", None)
+    before = set(Path("/tmp").glob("ybbench-pg-*")) | set(Path("/tmp").glob("ybbench-prom-*"))
+    p = subprocess.run([sys.executable, "-m", "ybbench", "demo", "--results", str(tmp_path), "--vus", "4",
+                        "--duration", "3s"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = Path(p.stdout.strip().splitlines()[-1])
+    assert out.exists() and out.suffix == ".html"
+    data = json.loads(out.with_suffix(".json").read_text())
+    runs = {r["params"]["workload"]: r for r in data["runs"]}
+    assert set(runs) == {"sql-inserts", "sql-selects"}
+    page = out.read_text()
+    for workload, op in (("sql-inserts", "insert"), ("sql-selects", "select")):
+        run = runs[workload]
+        digest = json.loads((tmp_path / run["testid"] / "summary.json").read_text())
+        assert digest["ops"][op]["count"] > 0 and digest["errors"] == 0
+        chart = [c for c in run["charts"] if c["id"] == "summary_ops_per_second"][0]
+        assert chart["data"][op] == digest["ops"][op]["per_second"]
+        # The demo's own Prometheus and node_exporter: charts over time, the iostat table.
+        charts = {c["id"]: c for c in run["charts"]}
+        assert {"ops_per_second", "latency_p99_ms", "cpu_cores_busy", "disk_iops"} <= set(charts)
+        rates = sorted(charts["ops_per_second"]["data"][op]["v"])
+        assert 0.5 < rates[len(rates) // 2] / digest["ops"][op]["per_second"] < 2
+        # iostat differences two scrapes (5 s apart) inside the window; a 3 s run may hold none.
+        assert [t["id"] for t in run["tables"]] == ["iostat"] or \
+            any("no node_exporter scrape inside the window" in m for m in run["missing"])
+        assert any("YugabyteDB tablet servers" in m for m in run["missing"])  # PostgreSQL: none
+        assert run["testid"] in page and str(digest["ops"][op]["count"]) in page
+    assert runs["sql-inserts"]["summary"]["rows_written"] > 0
+    # The demo's PostgreSQL and Prometheus are stopped and their folders gone.
+    assert set(Path("/tmp").glob("ybbench-pg-*")) | set(Path("/tmp").glob("ybbench-prom-*")) <= before
+
+
+def test_demo_without_k6_names_what_to_build(tmp_path):
+    env = dict(os.environ, K6="", PATH="/usr/bin:/bin", YBBENCH_CACHE=str(tmp_path / "nocache"))
+    p = subprocess.run([sys.executable, "-m", "ybbench", "demo", "--results", str(tmp_path / "r")], cwd=REPO,
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert "k6 not found" in p.stderr and "make build" in p.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_demo_without_postgresql_names_what_to_install(tmp_path):
+    env = dict(os.environ, K6=str(BIN / "k6"), PG_BIN=str(tmp_path / "nopg"))
+    p = subprocess.run([sys.executable, "-m", "ybbench", "demo", "--results", str(tmp_path / "r")], cwd=REPO,
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert "PostgreSQL 15 not found" in p.stderr and "postgresql-15" in p.stderr
+    assert not (tmp_path / "r").exists()

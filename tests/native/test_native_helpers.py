@@ -1,0 +1,173 @@
+"""Our native helpers module (k6/x/ybbench, compose/k6/xk6-ybbench) changes
+what the workloads cost, not what they ask for: the same key names as YCSB
+(and as the JavaScript that any k6 runs), the same request distributions,
+fields of the same size and alphabet, the same key-value keys and values;
+and an end-of-test latency summary that agrees with k6's own exact one.
+Each check runs on both paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import zlib
+
+import pytest
+
+from ybbench.run.verify import SqlInsertsKeys
+
+from ..support.stack import BIN, REPO
+from ..support.workloads import THETA, YCSB_ZETAN, within, zeta
+from ..support.workloads import fnvhash64, ycsb_key
+
+RECORDS, DRAWS = 2000, 60_000
+KEYNUMS = [0, 1, 2, 999, 2**31, 2**32 - 1, 2**32, 2**32 + 7, 2**36 - 1, 123_456_789_012]
+SQL_INDEXES = [0, 7, 99_999, 2**40 - 3, 123_456_789_012]
+
+
+def k6_script(script: str, tmp_path, _code: int = 0, **env) -> dict:
+    out = tmp_path / f"{script}-{os.getpid()}-{len(list(tmp_path.iterdir()))}.json"
+    r = subprocess.run([str(BIN / "k6"), "run", "--quiet", "--no-color", str(REPO / "tests" / "k6" / f"{script}.js")],
+                       env={**os.environ, "OUT": str(out), **env},  # conftest: no usage report
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == _code, r.stdout + r.stderr
+    assert "Threshold error" not in r.stdout + r.stderr
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module", params=["1", "0"], ids=["native", "javascript"])
+def helpers(binaries, request, tmp_path_factory):
+    d = k6_script("workload_helpers", tmp_path_factory.mktemp("helpers"), YBBENCH_NATIVE=request.param,
+                  RECORDS=str(RECORDS), DRAWS=str(DRAWS), KEYNUMS=",".join(map(str, KEYNUMS)), SQL_INDEXES=",".join(map(str, SQL_INDEXES)))
+    assert d["native"] == (request.param == "1")  # the path asked for is the path taken
+    return d
+
+
+def test_key_names_are_ycsbs(helpers):
+    assert helpers["keys"] == [ycsb_key(n) for n in KEYNUMS]
+    assert helpers["keys"][0] == "user6284781860667377211"  # YCSB's first key, as its own runs show it
+
+
+def gray_zipfian_p(items: float, k: int, zetan: float | None = None) -> float:
+    """P(k) of YCSB's ZipfianGenerator itself (Gray et al.'s method, which
+    approximates 1/(k+1)^theta / zeta for k >= 2, ~20% high at k = 2): the
+    share of u in [0, 1) that it maps to k. With 60,000 draws the
+    difference shows; test_workloads_ycsb's few thousand do not see it."""
+    zetan = zetan or zeta(int(items), THETA)
+    alpha, second = 1 / (1 - THETA), 1 + 0.5**THETA
+    eta = (1 - (2 / items) ** (1 - THETA)) / (1 - zeta(2, THETA) / zetan)
+    if k < 2:
+        return (1 if k == 0 else second - 1) / zetan
+    u = lambda x: ((x / items) ** (1 / alpha) - 1 + eta) / eta  # noqa: E731 - u at which the draw reaches x
+    return max(0.0, min(u(k + 1), 1) - max(u(k), second / zetan))
+
+
+def scrambled_gray_p(records: int, head: int = 5000) -> dict[int, float]:
+    """P(key number) of YCSB's ScrambledZipfianGenerator: rank r of the
+    zipfian over 10^10 items lands on fnv(r) % (records + 1); ranks past
+    `head` spread evenly; the number `records` is redrawn."""
+    span, p, mass = records + 1, [0.0] * (records + 1), 0.0
+    for r in range(head):
+        q = gray_zipfian_p(1e10 + 1, r, YCSB_ZETAN)
+        p[fnvhash64(r) % span] += q
+        mass += q
+    p = [x + (1 - mass) / span for x in p]
+    return {k: p[k] / (1 - p[records]) for k in range(records)}
+
+
+def test_zipfian_draws_follow_ycsbs_scrambled_zipfian(helpers):
+    c = helpers["counts"]["zipfian"]
+    assert sum(c.values()) == DRAWS and set(c) <= {ycsb_key(n) for n in range(RECORDS)}
+    p = scrambled_gray_p(RECORDS)
+    top = sorted(p, key=p.get, reverse=True)[:10]
+    for keynum in top:
+        assert within(c.get(ycsb_key(keynum), 0), DRAWS * p[keynum]), keynum
+    assert max(c, key=c.get) == ycsb_key(fnvhash64(0) % (RECORDS + 1))
+
+
+def test_latest_draws_favour_the_last_records(helpers):
+    c = helpers["counts"]["latest"]
+    for rank in range(5):
+        assert within(c.get(ycsb_key(RECORDS - 1 - rank), 0), DRAWS * gray_zipfian_p(RECORDS - 1, rank)), rank
+
+
+def test_uniform_draws_cover_the_records_evenly(helpers):
+    c = helpers["counts"]["uniform"]
+    assert len(c) == RECORDS  # 30 draws per key: all drawn
+    assert max(c.values()) < 3 * DRAWS / RECORDS
+
+
+def test_fields_are_100_random_printable_characters(helpers):
+    fields = helpers["fields"] + helpers["record"][2:]
+    assert helpers["record"][:2] == ["statement", "key"]  # the filler sets only the fields
+    assert all(len(f) == 100 and all(32 <= ord(ch) <= 126 for ch in f) for f in fields)
+    # Windows at random offsets of a 16 KB pool per VU, as lib/ycsb.js cuts
+    # them: 510 draws of 16,384 offsets repeat about 8 (birthday odds).
+    assert len(set(fields)) >= 0.95 * len(fields)
+    # Random characters: all 95 printable ones appear, none dominates.
+    chars = "".join(fields)
+    assert len(set(chars)) == 95 and max(chars.count(ch) for ch in set(chars)) < 3 * len(chars) / 95
+
+
+def test_key_value_rows_are_padded_keys_and_stamped_random_values(helpers):
+    first = 2**40 - 3
+    keys, values = helpers["kv"]["keys"], [bytes.fromhex(v) for v in helpers["kv"]["values"]]
+    assert keys == [f"kvt:{first + i:046d}" for i in range(600)] and all(len(k) == 50 for k in keys)
+    assert all(len(v) == 256 for v in values)
+    # The first 6 bytes are the row's index, big-endian; the rest random:
+    # incompressible, and no two values alike (600 x 256 bytes span 3 pools).
+    assert [int.from_bytes(v[:6], "big") for v in values] == [first + i for i in range(600)]
+    body = b"".join(v[6:] for v in values)
+    assert len(zlib.compress(body, 9)) > 0.99 * len(body)
+    assert len({v[6:] for v in values}) == 600
+
+
+def test_sql_inserts_rows_are_what_verify_expects(helpers):
+    """Keys `<prefix>:<n>`, values `val:<n>` padded with x to 24 bytes of
+    key and value, unpadded once the key and `val:<n>` fill them."""
+    expected = [["statement", f"sq-1:{n}", f"val:{n}" + "x" * max(0, 24 - len(f"sq-1:{n}") - len(f"val:{n}"))]
+                for n in SQL_INDEXES]
+    assert helpers["sql"] == expected
+    assert expected[0][2] == "val:0" + "x" * 13 and expected[-1][2] == "val:123456789012"
+    w = SqlInsertsKeys({"prefix": "sq-1", "row_bytes": 24})
+    assert all(w.key(n) == k and w.value_ok(n, v) for n, (_, k, v) in zip(SQL_INDEXES, helpers["sql"]))
+
+
+def test_native_latency_summary_agrees_with_k6s_exact_trends(binaries, tmp_path):
+    d = k6_script("native_latency", tmp_path, YBBENCH_NATIVE="1", ITERATIONS="4000")
+    native, exact = d["native"], d["exact"]
+    assert native["all"]["count"] == d["iterations"] == 4000
+    assert sum(native["ops"][op]["count"] for op in ("fast", "slow")) == 4000
+    for op in ("fast", "slow"):
+        n, e = native["ops"][op], exact[op]
+        # Count, min, max and average are kept exactly.
+        assert n["min"] == pytest.approx(e["min"], rel=1e-9) and n["max"] == pytest.approx(e["max"], rel=1e-9)
+        assert n["avg"] == pytest.approx(e["avg"], rel=1e-9)
+        # Percentiles from 3-significant-digit histograms: within 0.1%, plus
+        # the gap between neighbouring samples (~2,000 spread over 4-16 ms).
+        for stat in ("med", "p(90)", "p(95)", "p(99)"):
+            assert n[stat] == pytest.approx(e[stat], rel=0.005), (op, stat, n[stat], e[stat])
+
+
+@pytest.mark.parametrize("where,args", [
+    ("compose/k6/xk6-ybbench", ["./..."]),
+    # As native/build.sh builds it into the tests' k6 v1.8.1: its k6 v1 shim
+    # (native/k6/_k6v1/k6v1.go) added by an overlay.
+    ("native/k6", ["-tags", "ybbench_k6v1", "-overlay", str(BIN / ".k6v1-overlay.json"), "github.com/ybbench/xk6-ybbench"]),
+], ids=["k6-v2", "k6-v1"])
+def test_the_module_vets_against_both_k6_apis(binaries, where, args):
+    # Both builds link it and run every workload (test_k6_matrix.py); go
+    # vet adds its checks, offline: native/build.sh downloaded the modules.
+    r = subprocess.run(["go", "vet", *args], cwd=REPO / where, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "GOPROXY": "off", "GOFLAGS": "-mod=readonly"})
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("max_ms,code", [("60000", 0), ("0", 99)], ids=["passes", "fails"])
+def test_a_threshold_on_the_whole_iteration_duration_keeps_k6s_sink(binaries, tmp_path, max_ms, code):
+    # k6 runs thresholds only on its own sink types: with one on the whole
+    # iteration_duration the module leaves k6's sink, which the threshold
+    # and the summary then read (the per-op histograms are not installed).
+    d = k6_script("native_threshold", tmp_path, _code=code, YBBENCH_NATIVE="1", MAX_MS=max_ms)
+    assert d["native"] is None
+    assert 0 <= d["values"]["min"] <= d["values"]["med"] <= d["values"]["max"]

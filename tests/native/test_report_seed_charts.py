@@ -1,0 +1,269 @@
+"""`ybbench report`'s seed figures on a real run of the native stack:
+SSTable size and files and block cache per tablet server against the real
+YugabyteDB captures Prometheus scrapes, disk IOPS and the iostat table
+against node_exporter's raw samples read here (test_report_rates.py checks
+them against the kernel); --png; and a Prometheus
+without YugabyteDB or node_exporter, where each figure is listed as missing."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import uuid
+
+import pytest
+
+from ..compose.images.yugabytedb.yb_standin import ADVANCE_PER_S, rate_of
+from ..support.stack import CAPTURES, Prometheus, wait_until
+from ..support.ybbench_cli import ybbench, ybbench_run
+
+TSERVER = 'export_type="tserver_export"'
+
+
+def _capture_samples(metric: str) -> list[tuple[str, float]]:
+    """(exported_instance, value) of every `metric` sample in the tserver capture."""
+    out = []
+    for line in (CAPTURES / "tserver.txt").read_text().splitlines():
+        m = re.match(rf"^{metric}\{{(.*)\}} (\S+)", line)
+        if m:
+            out.append((re.search(r'exported_instance="([^"]*)"', m.group(1)).group(1), float(m.group(2))))
+    assert out, f"{metric} is not in the capture"
+    return out
+
+
+def capture_per_tserver(metric: str) -> dict[str, float]:
+    """`metric` summed per exported_instance, read from the tserver capture."""
+    out: dict[str, float] = {}
+    for inst, value in _capture_samples(metric):
+        out[inst] = out.get(inst, 0.0) + value
+    return out
+
+
+def capture_series_per_tserver(metric: str) -> dict[str, int]:
+    """How many `metric` series each exported_instance has in the tserver capture."""
+    out: dict[str, int] = {}
+    for inst, _ in _capture_samples(metric):
+        out[inst] = out.get(inst, 0) + 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def run(postgres, prometheus, tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    tid = f"seed{uuid.uuid4().hex[:8]}"
+    # The captures' series must be older than the report's first rate window: a window that
+    # holds a series' first sample reads low (Prometheus does not extrapolate past it). Alone,
+    # this module can start its run right after the session's Prometheus.
+    wait_until(lambda: len(prometheus.query('count_over_time(up{job="yugabytedb"}[20s]) >= 4')) == 4,
+               "four scrapes of each YugabyteDB endpoint", timeout=60)
+    done = ybbench_run("sql-inserts", postgres, results, testid=tid, prometheus=prometheus.url,
+                       knobs={"VUS": 4, "DURATION": "20s", "KEY_PREFIX": tid})
+    assert done.code == 0, done.output
+    out, png = results / "seed.html", results / "png"
+    p = ybbench("report", tid, "--results", str(results), "--prometheus", prometheus.url, "--out", str(out),
+                "--png", str(png))
+    assert p.returncode == 0, p.stderr
+    (data,) = json.loads(out.with_suffix(".json").read_text())["runs"]
+    return {"done": done, "out": out, "png": png, "data": data, "window": data["window"]}
+
+
+def _chart(run: dict, cid: str) -> dict:
+    found = [c for c in run["data"]["charts"] if c["id"] == cid]
+    assert found, f"no chart {cid}; missing: {run['data']['missing']}"
+    return found[0]
+
+
+def _range(prometheus, promql: str, window: dict, step: float) -> list[dict]:
+    return prometheus.api("query_range", query=promql, start=f"{window['start']:.3f}", end=f"{window['end']:.3f}",
+                          step=f"{step:g}")["result"]
+
+
+def test_sstable_size_and_files_are_the_captures_per_tserver(run, prometheus):
+    for cid, metric in (("sstable_bytes", "rocksdb_current_version_sst_files_size"),
+                        ("sstable_files", "rocksdb_current_version_num_sst_files")):
+        chart, want = _chart(run, cid), capture_per_tserver(metric)
+        assert set(chart["data"]) == set(want)
+        for inst, s in chart["data"].items():
+            assert s["v"] and set(s["v"]) == {want[inst]}, (cid, inst)
+            assert chart["change"][inst] == {"first": want[inst], "last": want[inst], "change": 0.0}
+        # The raw series, queried here without the recording rule, agree.
+        raw = _range(prometheus, f"sum by (exported_instance) ({metric}{{{TSERVER}}})", run["window"], chart["step"])
+        assert {s["metric"]["exported_instance"]: {float(v) for _, v in s["values"]} for s in raw} == \
+            {k: {v} for k, v in want.items()}
+    assert "node:ybbench_sst_files_size_bytes:sum" in _chart(run, "sstable_bytes")["source"]
+
+
+def _raw(prometheus, metric: str, window: dict) -> dict[tuple, list[tuple[float, float]]]:
+    """The raw samples of metric around the window, per label set."""
+    res = prometheus.api("query", query=f"{metric}[10m]", time=f"{window['end'] + 60:.3f}")["result"]
+    return {tuple(sorted(s["metric"].items())): [(float(t), float(v)) for t, v in s["values"]] for s in res}
+
+
+def _bracket(pts: list[tuple[float, float]], window: dict) -> tuple[tuple, tuple]:
+    """The last sample at or before the start and the first after the end."""
+    return [p for p in pts if p[0] <= window["start"]][-1], [p for p in pts if p[0] > window["end"]][0]
+
+
+def test_block_cache_is_the_captures_counters_per_tserver(run, prometheus):
+    chart = _chart(run, "block_cache")
+    hits, misses = capture_per_tserver("rocksdb_block_cache_hit"), capture_per_tserver("rocksdb_block_cache_miss")
+    # The counters at the run's end: the capture's, grown since (they only grow).
+    assert {k: set(v) for k, v in chart["totals_at_end"].items()} == {"hits": set(hits), "misses": set(misses)}
+    for kind, want in (("hits", hits), ("misses", misses)):
+        assert all(chart["totals_at_end"][kind][i] > want[i] for i in want)
+    assert set(chart["data"]) == {f"{i} hits/s" for i in hits} | {f"{i} misses/s" for i in misses}
+    for suffix, metric in (("hits/s", "rocksdb_block_cache_hit"), ("misses/s", "rocksdb_block_cache_miss")):
+        series = capture_series_per_tserver(metric)
+        for inst, n in series.items():
+            # The stand-in's counters each grow by ADVANCE_PER_S x rate_of(metric) a second
+            # (1/s for hits, 6/s for misses: a swap is caught): n series summed.
+            name, want = f"{inst} {suffix}", n * ADVANCE_PER_S * rate_of(metric)
+            assert chart["figures"][name]["whole_run"]["value"] == pytest.approx(want, rel=0.001)
+            assert chart["data"][name]["v"] and all(v == pytest.approx(want, rel=0.001)
+                                                    for v in chart["data"][name]["v"])
+
+
+def test_disk_iops_whole_run_is_the_raw_counters_difference(run, prometheus):
+    chart = _chart(run, "disk_iops")
+    window = run["window"]
+    for suffix, metric in (("r/s", "node_disk_reads_completed_total"), ("w/s", "node_disk_writes_completed_total")):
+        raw = _raw(prometheus, metric, window)
+        assert {f"{dict(k)['instance']} {dict(k)['device']} {suffix}" for k in raw} == \
+            {n for n in chart["figures"] if n.endswith(suffix)}
+        for key, pts in raw.items():
+            (t0, v0), (t1, v1) = _bracket(pts, window)
+            name = f"{dict(key)['instance']} {dict(key)['device']} {suffix}"
+            whole = chart["figures"][name]["whole_run"]
+            assert (whole["t0"], whole["t1"]) == (t0, t1)
+            assert whole["value"] == pytest.approx((v1 - v0) / (t1 - t0), rel=1e-9, abs=1e-12)
+            # Points are partial exactly while their window reaches back to t0 (left-open ranges).
+            rng = float(chart["range"].rstrip("s"))
+            s = chart["data"][name]
+            assert s["partial"] == [t - rng < t0 for t in s["t"]]
+
+
+def test_iostat_table_is_the_counters_difference_over_the_window(run, prometheus):
+    (table,) = run["data"]["tables"]
+    window = run["window"]
+
+    def delta(metric: str) -> dict[str, tuple[float, float, float]]:
+        """(Δvalue, t0, t1) per 'instance device' from the raw samples: the
+        last at or before the run's start and the first after its end."""
+        out = {}
+        for key, pts in _raw(prometheus, metric, window).items():
+            (t0, v0), (t1, v1) = _bracket(pts, window)
+            out[f"{dict(key)['instance']} {dict(key)['device']}"] = (v1 - v0, t0, t1)
+        return out
+
+    d = {k: delta(f"node_disk_{k}") for k in (
+        "reads_completed_total", "writes_completed_total", "read_bytes_total", "written_bytes_total",
+        "read_time_seconds_total", "write_time_seconds_total", "io_time_seconds_total",
+        "io_time_weighted_seconds_total")}
+    assert set(table["rows"]) == set(d["reads_completed_total"])
+    for name, row in table["rows"].items():
+        reads, t0, t1 = d["reads_completed_total"][name]
+        writes = d["writes_completed_total"][name][0]
+        rb, wb = d["read_bytes_total"][name][0], d["written_bytes_total"][name][0]
+        dt = t1 - t0
+        assert t0 <= window["start"] and window["start"] - t0 <= 10 and window["end"] < t1 <= window["end"] + 10
+        assert (row["t0"], row["t1"]) == (t0, t1)
+        want = {
+            "r/s": reads / dt, "w/s": writes / dt, "rMB/s": rb / dt / 2**20, "wMB/s": wb / dt / 2**20,
+            "areq-sz kB": (rb + wb) / (reads + writes) / 1024 if reads + writes else None,
+            "r_await ms": d["read_time_seconds_total"][name][0] / reads * 1000 if reads else None,
+            "w_await ms": d["write_time_seconds_total"][name][0] / writes * 1000 if writes else None,
+            "aqu-sz": d["io_time_weighted_seconds_total"][name][0] / dt,
+            "%util": d["io_time_seconds_total"][name][0] / dt * 100,
+        }
+        assert set(want) == set(table["formulas"])
+        for col, v in want.items():
+            assert row[col] == (None if v is None else pytest.approx(v, rel=1e-9, abs=1e-12)), (name, col)
+
+
+def test_pngs_are_the_pages_images_named_by_chart_id(run):
+    tid = run["done"].folder.name
+    ids = [c["id"] for c in run["data"]["charts"]]
+    assert {"sstable_bytes", "sstable_files", "disk_iops", "block_cache", "ops_per_second"} <= set(ids)
+    files = {p.name: p.read_bytes() for p in run["png"].iterdir()}
+    drawn = [c["id"] for c in run["data"]["charts"] if c.get("curve", True)]
+    assert "disk_iops" in drawn  # 20 s at 5 s scrapes: points inside the run, a curve
+    assert sorted(files) == sorted(f"{tid}-{i}.png" for i in drawn)
+    inline = sorted(base64.b64decode(s) for s in re.findall(r'src="data:image/png;base64,([^"]*)"',
+                                                             run["out"].read_text()))
+    assert inline == sorted(files.values())
+    assert all(b.startswith(b"\x89PNG\r\n") for b in inline)
+
+
+def test_every_figure_names_its_source_and_window(run):
+    page = run["out"].read_text()
+    figures = re.findall(r"<figure>(.*?)</figure>", page, re.S)
+    assert len(figures) == len(run["data"]["charts"]) + len(run["data"]["tables"])
+    for fig in figures:
+        cap = re.search(r"<figcaption>(.*?)</figcaption>", fig, re.S).group(1)
+        assert re.search(r"Source: (k6 summary|Prometheus http://)", cap) and "Window: " in cap, cap
+    seeds = {"sstable_bytes": "001", "sstable_files": "001", "disk_iops": "004", "block_cache": "004"}
+    for c in run["data"]["charts"]:
+        if c["id"] in seeds:
+            assert f"(seed {seeds[c['id']]})" in c["title"]
+    assert "(seed 004)" in run["data"]["tables"][0]["title"]
+    assert "Not in this version" not in page
+
+
+def test_report_links_k6s_own_report(run):
+    page = run["out"].read_text()
+    hrefs = re.findall(r'href="([^"]*)"', page)
+    assert hrefs == [f"{run['done'].folder.name}/k6-report.html"]
+    assert (run["out"].parent / hrefs[0]).is_file()
+    assert run["data"]["k6_report"] == hrefs[0]
+
+
+@pytest.fixture(scope="module")
+def bare_prometheus(binaries, tmp_path_factory):
+    """A Prometheus that scrapes only itself: k6 writes to it, no
+    YugabyteDB, no node_exporter (a PostgreSQL run on a bare host)."""
+    prom = Prometheus(tmp_path_factory.mktemp("bare-prometheus"), [])
+    wait_until(lambda: prom.all_targets_up(1), "the bare Prometheus to scrape itself", timeout=60)
+    yield prom
+    prom.stop()
+
+
+def test_missing_series_are_named_with_their_query_and_cause(postgres, bare_prometheus, tmp_path):
+    tid = f"bare{uuid.uuid4().hex[:8]}"
+    done = ybbench_run("sql-inserts", postgres, tmp_path, testid=tid, prometheus=bare_prometheus.url,
+                       knobs={"VUS": 2, "DURATION": "3s", "KEY_PREFIX": tid})
+    assert done.code == 0, done.output
+    p = ybbench("report", tid, "--results", str(tmp_path), "--prometheus", bare_prometheus.url)
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / tid / "report.html"
+    (data,) = json.loads(out.with_suffix(".json").read_text())["runs"]
+    ids = {c["id"] for c in data["charts"]}
+    assert {"ops_per_second", "latency_p99_ms"} <= ids  # k6's own series are there
+    assert not ids & {"cpu_cores_busy", "sstable_bytes", "sstable_files", "disk_iops", "block_cache"}
+    assert data["tables"] == []
+    missing = data["missing"]
+    for query, cause in (("node_cpu_seconds_total", "node_exporter"),
+                         ("node:ybbench_sst_files_size_bytes:sum", "YugabyteDB tablet servers"),
+                         ("rocksdb_current_version_num_sst_files", "YugabyteDB tablet servers"),
+                         ("rate(node_disk_reads_completed_total", "node_exporter"),
+                         ("rate(node_disk_writes_completed_total", "node_exporter"),
+                         ("rate(rocksdb_block_cache_hit", "YugabyteDB tablet servers"),
+                         ("rate(rocksdb_block_cache_miss", "YugabyteDB tablet servers"),
+                         ("node_disk_reads_completed_total|", "node_exporter")):
+        hits = [m for m in missing if query in m]
+        assert len(hits) == 1 and cause in hits[0] and "no series" in hits[0], (query, missing)
+    assert len(missing) == 8, missing
+    page = out.read_text()
+    for m in missing:
+        assert html.escape(m) in page
+
+
+def test_png_folder_that_is_a_file_exits_2_and_writes_nothing(run, tmp_path):
+    blocker = tmp_path / "png"
+    blocker.write_text("")
+    out = tmp_path / "r.html"
+    p = ybbench("report", run["done"].folder.name, "--results", str(run["done"].folder.parent), "--out", str(out),
+                "--png", str(blocker))
+    assert p.returncode == 2 and "--png" in p.stderr and "Traceback" not in p.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["png"]

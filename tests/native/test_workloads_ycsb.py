@@ -1,0 +1,152 @@
+"""YCSB (seed 003) against the native PostgreSQL: the keys are YCSB's, the
+read/update mix and the key popularity match the configured workload and
+request distribution, and the analytic query counts what Python counts.
+
+Key popularity is measured in the database: a trigger counts the updates
+of every key, and the counts are compared with the probabilities that an
+independent Python model of YCSB's generators gives each key."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from ..support.workloads import THETA, YCSB_ZETAN, count, fnvhash64, run_ok, within, ycsb_key, zeta
+
+RECORDS = 2000
+
+
+def hits(pg, t) -> dict[str, int]:
+    rows = pg.query(f"SELECT k, n FROM hits_{t}")
+    return {k: int(n) for k, n in (line.split("|") for line in rows.splitlines())} if rows else {}
+
+
+def run_counted(pg, tmp, t, **knobs):
+    pg.query(f"TRUNCATE hits_{t}")
+    d, r = run_ok("ycsb", pg, tmp, **{"TABLE": f"usertable_{t}", "RECORD_COUNT": RECORDS, "VUS": 4, "DURATION": "60s", **knobs})
+    return d, r, hits(pg, t)
+
+
+@pytest.fixture(scope="module")
+def ycsb(binaries, postgres, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ycsb")
+    t = uuid.uuid4().hex[:8]
+    load, _ = run_ok("ycsb-load", postgres, tmp, TABLE=f"usertable_{t}", RECORD_COUNT=RECORDS, VUS=4, DURATION="60s")
+    postgres.query(f"""
+        CREATE TABLE hits_{t} (k text PRIMARY KEY, n bigint NOT NULL);
+        CREATE FUNCTION hit_{t}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+          INSERT INTO hits_{t} VALUES (NEW.ycsb_key, 1) ON CONFLICT (k) DO UPDATE SET n = hits_{t}.n + 1;
+          RETURN NEW; END $$;
+        CREATE TRIGGER hit AFTER UPDATE ON usertable_{t} FOR EACH ROW EXECUTE FUNCTION hit_{t}();""")
+    out = {"t": t, "load": load}
+    out["zipfian"] = run_counted(postgres, tmp, t, YCSB_WORKLOAD="a", OPERATION_COUNT=10000)
+    out["uniform"] = run_counted(postgres, tmp, t, YCSB_WORKLOAD="a", OPERATION_COUNT=4000,
+                                 REQUEST_DISTRIBUTION="uniform")
+    out["latest"] = run_counted(postgres, tmp, t, YCSB_WORKLOAD="a", OPERATION_COUNT=6000,
+                                REQUEST_DISTRIBUTION="latest", ISOLATION="repeatable_read", VUS=6)
+    out["c"] = run_counted(postgres, tmp, t, YCSB_WORKLOAD="c", OPERATION_COUNT=3000)
+    out["analytic"] = run_ok("ycsb-analytic", postgres, tmp, TABLE=f"usertable_{t}", RUNS=3)
+    return out
+
+
+def scrambled_zipfian_probabilities(records: int, head: int = 100_000) -> dict[int, float]:
+    """P(key number) under YCSB's scrambled zipfian: rank r of a zipfian over
+    10^10 items lands on fnv(r) % (records + 1); ranks past `head` spread
+    evenly; the number `records` is redrawn."""
+    span = records + 1
+    p = [0.0] * span
+    mass = 0.0
+    for r in range(head):
+        q = (r + 1) ** -THETA / YCSB_ZETAN
+        p[fnvhash64(r) % span] += q
+        mass += q
+    p = [x + (1 - mass) / span for x in p]
+    kept = 1 - p[records]
+    return {k: p[k] / kept for k in range(records)}
+
+
+def test_keys_around_2_to_the_32_hash_as_ycsb_does(binaries, postgres, tmp_path):
+    # Key numbers below 2^32 take the one-multiplication path for their four
+    # zero high bytes (lib/ycsb.js); those above, the byte loop.
+    table, start = f"usertable_{uuid.uuid4().hex[:8]}", 2**32 - 3
+    d, _ = run_ok("ycsb-load", postgres, tmp_path, TABLE=table, RECORD_COUNT=2**33, INSERT_START=start, INSERT_COUNT=6,
+                  VUS=2, DURATION="30s")
+    assert d["rows_written"] == 6
+    keys = set(postgres.query(f"SELECT ycsb_key FROM {table}").splitlines())
+    assert keys == {ycsb_key(n) for n in range(start, start + 6)}
+
+
+def test_load_wrote_ycsb_keys_and_1kb_records(ycsb, postgres):
+    t = ycsb["t"]
+    assert ycsb["load"]["rows_written"] == RECORDS
+    keys = set(postgres.query(f"SELECT ycsb_key FROM usertable_{t}").splitlines())
+    assert keys == {ycsb_key(n) for n in range(RECORDS)}
+    assert "user6284781860667377211" in keys  # YCSB's first key, as its own runs show it
+    lengths = postgres.query(f"SELECT DISTINCT " + " || ',' || ".join(f"length(field{i})" for i in range(10))
+                             + f" FROM usertable_{t}")
+    assert lengths == ",".join(["100"] * 10)
+
+
+@pytest.mark.parametrize("name,reads", [("zipfian", 0.5), ("uniform", 0.5), ("latest", 0.5), ("c", 1.0)])
+def test_mix_and_acknowledged_updates(ycsb, name, reads):
+    d, _, h = ycsb[name]
+    assert d["errors"] == 0 and d["keys_missing"] == 0, d
+    total = count(d, "select") + count(d, "update")
+    assert total == {"zipfian": 10000, "uniform": 4000, "latest": 6000, "c": 3000}[name]
+    assert count(d, "select") / total == pytest.approx(reads, abs=0.03)
+    # Every acknowledged update changed one row, and the database saw each once.
+    assert sum(h.values()) == count(d, "update") == d["rows_written"]
+
+
+def test_zipfian_popularity_is_ycsbs_scrambled_zipfian(ycsb):
+    d, _, h = ycsb["zipfian"]
+    updates = count(d, "update")
+    p = scrambled_zipfian_probabilities(RECORDS)
+    top = sorted(p, key=p.get, reverse=True)[:5]
+    assert top[0] == fnvhash64(0) % (RECORDS + 1)  # rank 0 is the hottest key
+    for keynum in top:
+        assert within(h.get(ycsb_key(keynum), 0), updates * p[keynum]), (keynum, h.get(ycsb_key(keynum)), updates * p[keynum])
+    hottest = max(h, key=h.get)
+    assert hottest == ycsb_key(top[0])
+    assert h[hottest] / updates == pytest.approx(p[top[0]], rel=0.3)  # about 3.9%
+    # The 20 most popular keys (1%) take their expected share of the updates.
+    expected_top = sum(sorted(p.values(), reverse=True)[:20])
+    observed_top = sum(sorted(h.values(), reverse=True)[:20]) / updates
+    assert observed_top == pytest.approx(expected_top, rel=0.15)
+
+
+def test_uniform_has_no_hot_key(ycsb):
+    d, _, h = ycsb["uniform"]
+    updates = count(d, "update")
+    assert max(h.values()) / updates < 0.01
+    assert len(h) > 0.5 * RECORDS  # ~2000 updates over 2000 keys touch most of them
+
+
+def test_latest_favours_the_last_inserted_record_and_retries_serialization_failures(ycsb):
+    d, _, h = ycsb["latest"]
+    updates = count(d, "update")
+    z = zeta(RECORDS - 1, THETA)
+    for rank in range(3):
+        keynum = RECORDS - 1 - rank
+        assert within(h.get(ycsb_key(keynum), 0), updates * (rank + 1) ** -THETA / z), rank
+    # Repeatable read: concurrent updates of the hot keys fail with 40001,
+    # are retried, and none is lost.
+    assert d["ops"]["update"]["retries"] > 0
+    assert d["errors"] == 0
+
+
+def test_read_committed_never_retries(ycsb):
+    d, _, _ = ycsb["zipfian"]
+    assert d["ops"]["update"]["retries"] == 0
+
+
+def test_analytic_sentence_count_equals_pythons(ycsb, postgres):
+    d, _ = ycsb["analytic"]
+    assert count(d, "scan") == 3 and d["errors"] == 0
+    fields = postgres.query(f"SELECT field0 FROM usertable_{ycsb['t']}").split("\n")
+    assert len(fields) == RECORDS
+    expected = sum(len(f.split(".")) for f in fields)
+    gauge = d["k6"]["ybbench_analytic_sentences"]["values"]
+    assert gauge["min"] == gauge["max"] == expected
+    assert d["ops"]["scan"]["latency_ms"]["avg"] > 0

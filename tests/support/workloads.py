@@ -1,0 +1,56 @@
+"""Helpers for the workload tests: run a workload through `ybbench run`,
+read what it reported, and reimplement YCSB's key hashing independently."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+
+from .ybbench_cli import ybbench_run
+
+# YCSB's zipfian constant, and zeta(10^10, 0.99) as YCSB computes it for its item count
+THETA = 0.99
+YCSB_ZETAN = 26.46902820178302
+
+
+def run_ok(workload: str, pg, tmp_path, _env: dict | None = None, _ok: bool = True, **knobs):
+    """Runs a workload briefly; returns its handleSummary JSON and the run
+    (with _ok=False, only the run, whatever its exit code)."""
+    testid = f"w{uuid.uuid4().hex[:10]}"
+    r = ybbench_run(workload, pg, tmp_path / "results", testid=testid, knobs={k: str(v) for k, v in knobs.items()},
+                    extra_env=_env)
+    if not _ok:
+        return r
+    assert r.code == 0, r.output + (r.folder / "k6.log").read_text() if (r.folder / "k6.log").exists() else r.output
+    digest = json.loads((r.folder / "summary.json").read_text())
+    return digest, r
+
+
+def count(digest: dict, op: str) -> int:
+    return digest["ops"].get(op, {}).get("count", 0)
+
+
+def fnvhash64(n: int) -> int:
+    """YCSB's Utils.fnvhash64: FNV-1a over 8 bytes, low first, then Math.abs."""
+    h = 0xCBF29CE484222325
+    for _ in range(8):
+        h = ((h ^ (n & 0xFF)) * 0x100000001B3) % 2**64
+        n >>= 8
+    return abs(h - 2**64) if h >= 2**63 else h
+
+
+def ycsb_key(keynum: int) -> str:
+    return f"user{fnvhash64(keynum)}"
+
+
+def n_tup_upd(pg, table: str) -> int:
+    return int(pg.query(f"SELECT coalesce(n_tup_upd, 0) FROM pg_stat_user_tables WHERE relname = '{table}'") or 0)
+
+
+def zeta(n: int, theta: float) -> float:
+    return sum(i ** -theta for i in range(1, n + 1))
+
+
+def within(observed: int, expected: float) -> bool:
+    return abs(observed - expected) <= 5 * math.sqrt(expected) + 0.05 * expected

@@ -1,0 +1,61 @@
+"""Running the `ybbench` CLI as a user would, against the native stack."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .stack import BIN, REPO, Postgres
+
+
+@dataclass
+class Completed:
+    code: int
+    output: str
+    folder: Path
+
+    def summary(self) -> dict:
+        return json.loads((self.folder / "k6-summary.json").read_text())
+
+    def digest(self) -> dict:
+        """The workload's own summary (k6-scripts/lib/summary.js)."""
+        return json.loads((self.folder / "summary.json").read_text())
+
+    def metric(self, name: str) -> dict:
+        return self.summary()["metrics"].get(name, {})
+
+
+def ybbench_run(workload: str, pg: Postgres, results: Path, *, testid: str, prometheus: str | None = None,
+                knobs: dict | None = None, password: str | None = None, extra_env: dict | None = None,
+                extra_args: list[str] = ()) -> Completed:
+    """`ybbench run` against the test PostgreSQL; the password goes in PGPASSWORD."""
+    settings = {"YSQL_NODES": f"127.0.0.1:{pg.port}", "DB_USER": pg.user, "DB_NAME": pg.database, **(knobs or {})}
+    cmd = [sys.executable, "-m", "ybbench", "run", workload, "--testid", testid, "--results", str(results), "--quiet"]
+    for k, v in settings.items():
+        cmd += ["--set", f"{k}={v}"]
+    if prometheus:
+        cmd += ["--prometheus", prometheus]
+    cmd += list(extra_args)
+    env = pg.env(password)
+    env.update({"K6": str(BIN / "k6"), "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s", **(extra_env or {})})
+    p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return Completed(p.returncode, p.stdout + p.stderr, results / testid)
+
+
+def ybbench(*args: str) -> subprocess.CompletedProcess:
+    """Any `ybbench` command, its output captured."""
+    return subprocess.run([sys.executable, "-m", "ybbench", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+
+
+def table_exists(pg, table: str) -> bool:
+    return pg.query(f"SELECT to_regclass('public.{table}') IS NOT NULL") == "t"
+
+
+def assert_nothing_written(pg, results, table):
+    """A refused run left no results folder and no table."""
+    assert not results.exists() or not any(results.iterdir()), list(results.iterdir())
+    assert not table_exists(pg, table)
