@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ybbench.core import latency, logs
+from ybbench.core import latency, logs, run_folder
 from ybbench.core.catalog import KNOBS, REPO, SCRIPTS, SECRET_NAMES, TESTID, parse_settings, workloads
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_json
-from ybbench.run import faults as ev
+from ybbench.run import faults
 from ybbench.run import load_generators as gen
 from ybbench.run.k6_process import (
     K6_DASHBOARD_ENV,
@@ -58,8 +58,8 @@ def run(
     if events:
         if n_gen > 1:
             raise UserError("--event: faults are timed from one k6 process; use --generators 1")
-        planned = ev.parse(list(events), knobs.get("DURATION"))
-        ev.check_compose(planned)
+        planned = faults.parse(list(events), knobs.get("DURATION"))
+        faults.check_compose(planned)
     k6 = check_services(prometheus, loki)
     final = results / testid
     if final.exists():
@@ -86,7 +86,7 @@ def run(
 
     with staged_dir(final) as stage:
         cmd += ["--summary-export", str(stage / "k6-summary.json"), str(SCRIPTS / f"{workload}.js")]
-        env["SUMMARY_JSON"] = str(stage / "summary.json")  # the workloads' handleSummary
+        env["SUMMARY_JSON"] = str(stage / run_folder.SUMMARY)  # the workloads' handleSummary
         for k, v in {**K6_DASHBOARD_ENV, "K6_WEB_DASHBOARD_EXPORT": str(stage / K6_REPORT)}.items():
             env.setdefault(k, v)  # the user's K6_WEB_DASHBOARD* win
         started = time.time()
@@ -94,7 +94,7 @@ def run(
         with open(stage / "k6.log", "w") as log:
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             assert proc.stdout is not None
-            schedule = ev.Schedule(planned, say=(lambda s: None) if quiet else (lambda s: print(s, flush=True)))
+            schedule = faults.Schedule(planned, say=(lambda s: None) if quiet else (lambda s: print(s, flush=True)))
             schedule.start()
             try:
                 for line in proc.stdout:
@@ -116,22 +116,22 @@ def run(
         happened = schedule.finish()
         failed = [e for e in happened if not e["ok"]]
         if planned:
-            write_json(stage / "events.json", happened)
+            write_json(stage / run_folder.EVENTS, happened)
             if loki:
-                ev.to_loki(loki, testid, happened)
+                faults.to_loki(loki, testid, happened)
         if loki:
             logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid}, stamped)
         if code not in K6_RAN:
             raise UserError(f"{workload} failed (k6 exit {code}): {k6_error(stage / 'k6.log')}")
         finished = time.time()
-        summary = stage / "summary.json"
+        summary = stage / run_folder.SUMMARY
         if prometheus and summary.exists():
             for op, lat in latency.fill(summary, prometheus, testid, started, finished).items():
                 if not quiet:
                     print(f"  {op} latency from Prometheus (native histogram): p50 {lat['p50']:.3f} ms, "
                           f"p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms")
         write_json(
-            stage / "params.json",
+            stage / run_folder.PARAMS,
             {
                 "workload": workload,
                 "testid": testid,

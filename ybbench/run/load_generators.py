@@ -140,7 +140,7 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
                 cmd = [*base_cmd, "--address", "127.0.0.1:0", "--tag", f"instance_id={i + 1}",
                        "--execution-segment", seg[i], "--execution-segment-sequence", sequence,
                        "--summary-export", str(folder / "k6-summary.json"), str(script)]
-                genv = {**K6_DASHBOARD_ENV, **env, "SUMMARY_JSON": str(folder / "summary.json")}
+                genv = {**K6_DASHBOARD_ENV, **env, "SUMMARY_JSON": str(folder / run_folder.SUMMARY)}
                 if genv.get("K6_WEB_DASHBOARD") == "true":
                     genv["K6_WEB_DASHBOARD_EXPORT"] = str(folder / K6_REPORT)  # one file per process
                 proc = subprocess.Popen(cmd, env=genv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -174,9 +174,9 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
         if prometheus:
             summary_merge.fill_latency(merged, {op: _prometheus_latency(prometheus, testid, op, started, finished)
                                                 for op in merged["ops"]})
-        write_json(stage / "summary.json", merged)
+        write_json(stage / run_folder.SUMMARY, merged)
         code = 99 if any(g.code == 99 for g in gens) else 0
-        write_json(stage / "params.json", {
+        write_json(stage / run_folder.PARAMS, {
             # run.run's params.json, and how the test was split
             "workload": workload, "testid": testid,
             "knobs": {k: env[k] for k in KNOBS if k in env and not SECRET_NAMES.search(k)},
