@@ -1,10 +1,10 @@
-"""Client CPU per operation: k6 (lib/pq; pgx; pgx with our native helpers;
-our native module's own statement path, pgconn) next to pgbench, on one
+"""Client CPU per operation: k6 (lib/pq; pgx; pgx with our Go helpers;
+our Go helpers module's own statement path, pgconn) next to pgbench, on one
 PostgreSQL, in one run; and k6's memory. A benchmark, not a test: it prints
 tables (~45 minutes on 2 cores).
 
     python3 -m bench.client_efficiency [--seconds 10] [--repeat 3] [--clients 16] [--memory-vus 400,2400]
-                                       [--cases select,...] [--k6-clients plain,pgx,native,pgconn]
+                                       [--cases select,...] [--k6-clients plain,pgx,go-helpers,pgconn]
                                        [--rss-minutes 10] [--rss-clients pgconn,plain]
 
 For each workload, every client runs the same statements against the same
@@ -18,7 +18,7 @@ measured in the same run. Each client runs --repeat times, interleaved with
 the others, and the table shows the median and the range: on a shared
 2-core machine one run can be 15% off the next. Memory: k6's peak RSS with
 N VUs each holding a connection; and k6's RSS over a --rss-minutes run at
-full rate, at minute 2 and at the end, with its slope, with the native
+full rate, at minute 2 and at the end, with its slope, with the Go
 helpers' fixed-size latency summary and with k6's own (every sample kept).
 """
 
@@ -101,15 +101,16 @@ def pgbench_operations(text: str) -> tuple[int, float]:
 
 # k6 clients: (name, label, environment). "plain" is what any k6 with the
 # official extensions runs (Grafana Cloud k6); "pgx" adds our pgx driver
-# module; "native" also our native helpers (k6/x/ybbench); "pgconn" runs the
-# statements on that module's own path too, without xk6-sql, as `ybbench
-# run` and the compose k6 do. Side by side, pgx and native are the A/B of
-# the native helpers, native and pgconn that of the statement path.
+# module; "go-helpers" also our Go helpers (k6/x/ybbench); "pgconn" runs
+# the statements on that module's own path too, without xk6-sql, as
+# `ybbench run` and the compose k6 do. Side by side, pgx and go-helpers are
+# the A/B of the Go helpers, go-helpers and pgconn that of the statement
+# path.
 K6_CLIENTS = {
-    "plain": ("k6 + xk6-sql + lib/pq", {"DB_DRIVER": "postgres", "YBBENCH_NATIVE": "0"}),
-    "pgx": ("k6 + xk6-sql + pgx", {"DB_DRIVER": "pgx", "YBBENCH_NATIVE": "0"}),
-    "native": ("k6 + xk6-sql + pgx + ybbench helpers", {"DB_DRIVER": "pgx", "YBBENCH_NATIVE": "1"}),
-    "pgconn": ("k6 + k6/x/ybbench (pgconn + helpers)", {"DB_DRIVER": "pgconn", "YBBENCH_NATIVE": "1"}),
+    "plain": ("k6 + xk6-sql + lib/pq", {"DB_DRIVER": "postgres", "YBBENCH_GO_HELPERS": "0"}),
+    "pgx": ("k6 + xk6-sql + pgx", {"DB_DRIVER": "pgx", "YBBENCH_GO_HELPERS": "0"}),
+    "go-helpers": ("k6 + xk6-sql + pgx + ybbench helpers", {"DB_DRIVER": "pgx", "YBBENCH_GO_HELPERS": "1"}),
+    "pgconn": ("k6 + k6/x/ybbench (pgconn + helpers)", {"DB_DRIVER": "pgconn", "YBBENCH_GO_HELPERS": "1"}),
 }
 
 

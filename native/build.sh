@@ -47,7 +47,7 @@ common=github.com/prometheus/common/version
 # The k6s the scripts claim, each with the real xk6-sql where one exists
 # for it: the tests' k6 v1.8.1 (k6, and k6-official with only the official
 # extensions), the oldest the cloud path resolves to (k6-v1.1: v1.1.0) and
-# the compose image's k6 v2 (k6-v2). Our native module is written for k6 v2;
+# the compose image's k6 v2 (k6-v2). Our Go helpers module is written for k6 v2;
 # the v1.8.1 build adds its k6 v1 shim (native/k6/_k6v1/k6v1.go) with an
 # overlay, so that the module itself never imports k6 v1.
 printf '{"Replace":{"%s":"%s"}}\n' "$here/../compose/k6/xk6-ybbench/k6v1.go" "$here/k6/_k6v1/k6v1.go" >"$bin/.k6v1-overlay.json"
@@ -64,7 +64,7 @@ build compose "-X main.version=$compose -X github.com/docker/compose/v2/internal
 # Modules the tests read offline (GOPROXY=off): what xk6 runs after adding
 # each extension (go mod tidy -compat=1.17), on the k6 v2 build, to find k6
 # v1 in its graph (and, as a control, native/k6's graph); go vet of our
-# native module in its own folder.
+# Go helpers module in its own folder.
 (cd "$here/k6-v2" && go mod tidy -diff -compat=1.17 >/dev/null 2>&1 || true)
 (cd "$here/k6" && go mod graph >/dev/null)
 (cd "$here/../compose/k6/xk6-ybbench" && go mod download)

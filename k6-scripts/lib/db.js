@@ -12,7 +12,7 @@
 // runs every workload.
 import sql from "k6/x/sql";
 import pq from "k6/x/sql/driver/postgres";
-import { native, load, requireModule } from "./native.js";
+import { goHelpers, load, requireModule } from "./go_helpers.js";
 
 function dsn(conn, node) {
   return [
@@ -42,14 +42,14 @@ export function nodeFor(conn, vu) {
 
 // In the init context: require() is not available later (setup, VU code).
 // With DB_DRIVER=pgconn, setup and teardown use lib/pq: only the load's
-// statements take the native path (runners).
+// statements take k6/x/ybbench's own path (runners).
 const drivers = { postgres: pq, pgconn: pq, ...(__ENV.DB_DRIVER === "pgx" ? { pgx: pgxDriver() } : {}) };
-const pgconnModule = __ENV.DB_DRIVER === "pgconn" ? native || load("DB_DRIVER=pgconn") : null;
+const pgconnModule = __ENV.DB_DRIVER === "pgconn" ? goHelpers || load("DB_DRIVER=pgconn") : null;
 // Whether runners() hands out our module's statement path: it takes bytes
 // as ArrayBuffers at less cost than Go slices (lib/keys.js rowFiller).
-export const nativeStatements = pgconnModule !== null;
+export const pgconnStatements = pgconnModule !== null;
 
-// A k6 without the module: say plainly what is missing (lib/native.js
+// A k6 without the module: say plainly what is missing (lib/go_helpers.js
 // requireModule). A module's Symbol comes boxed: unbox it.
 function pgxDriver() {
   return requireModule(
@@ -68,7 +68,7 @@ export function open(conn, node) {
 // looked up once (every property read on the Go object makes a new function
 // object: ~2 µs and ~300 bytes a statement otherwise; plain functions, they
 // stay bound to the pool). With DB_DRIVER=pgconn, those of a connection of
-// our native module to the same node, which runs the same statements
+// our Go helpers module to the same node, which runs the same statements
 // without xk6-sql and database/sql (compose/k6/xk6-ybbench/pgconn.go); it
 // connects at its first statement.
 export function runners(db, conn, node) {

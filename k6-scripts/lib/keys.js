@@ -1,5 +1,5 @@
 import { randomBytes } from "k6/crypto";
-import { native } from "./native.js";
+import { goHelpers } from "./go_helpers.js";
 
 // Keys and values as yb-sample-apps makes them: `<prefix>:<index>` and
 // `val:<index>`, padded so that key + value take ROW_BYTES. Nothing is kept
@@ -21,9 +21,9 @@ export function valueMaker(prefix, rowBytes) {
 
 // A function (array, from, index) that sets array[from] and array[from + 1]
 // to sql-inserts' key and value of that index: its statement's parameters.
-// With our Go module (lib/native.js), the same made in Go, in one call.
+// With our Go module (lib/go_helpers.js), the same made in Go, in one call.
 export function sqlRowFiller(prefix, rowBytes) {
-  if (native) return native.sqlRowFiller(prefix, rowBytes);
+  if (goHelpers) return goHelpers.sqlRowFiller(prefix, rowBytes);
   const value = valueMaker(prefix, rowBytes);
   return (a, from, index) => {
     a[from] = key(prefix, index);
@@ -55,7 +55,7 @@ export function paddedKeyMaker(prefix, width) {
 // index (big-endian) so that a value can be traced to its key. A used-up
 // pool is replaced by a fresh one, never refilled in place, so no value
 // repeats and views already handed out (a multi-row statement's) stay
-// intact. The pool comes from k6/crypto's randomBytes, one native call per
+// intact. The pool comes from k6/crypto's randomBytes, one call into Go per
 // 64 KB: WebCrypto's getRandomValues sets the array one element at a time
 // in k6 (~90 ns a byte, a third of kv-load's client CPU).
 export function randomValueMaker(size, poolBytes = 65536) {
@@ -80,11 +80,11 @@ export function randomValueMaker(size, poolBytes = 65536) {
 
 // A function (array, from, first, count) that sets array[from],
 // array[from + 1], ... to the key and value of rows first .. first + count - 1:
-// a write statement's parameters. With our Go module (lib/native.js), the
+// a write statement's parameters. With our Go module (lib/go_helpers.js), the
 // same keys and values made in Go, in one call; as ArrayBuffers when
 // `arrayBuffers` (our statement path's cheapest bytes, lib/db.js).
 export function rowFiller(prefix, keyBytes, valueBytes, arrayBuffers = false) {
-  if (native) return native.kvRowFiller(prefix, keyBytes, valueBytes, arrayBuffers);
+  if (goHelpers) return goHelpers.kvRowFiller(prefix, keyBytes, valueBytes, arrayBuffers);
   const key = paddedKeyMaker(prefix, keyBytes);
   const value = randomValueMaker(valueBytes);
   return (a, from, first, count) => {

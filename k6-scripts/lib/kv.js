@@ -7,7 +7,7 @@
 // The load writes indexes 0.. in order; the read workloads read (and update)
 // indexes of [0, MAX_WRITTEN_KEY) that a load run wrote under KEY_PREFIX.
 import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
-import { open, runners, nodeFor, checkReachable, ensure, requireKey, where, nativeStatements } from "./db.js";
+import { open, runners, nodeFor, checkReachable, ensure, requireKey, where, pgconnStatements } from "./db.js";
 import { paddedKeyMaker, rowFiller } from "./keys.js";
 import { attempt, attemptRows, tagIteration, pastBound, keysMissing, unacknowledged } from "./metrics.js";
 import { options as runOptions, testid, iterationInTest } from "./run.js";
@@ -113,7 +113,7 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   function run(data) {
     if (!key) {
       key = paddedKeyMaker(data.prefix, keyBytes);
-      fill = rowFiller(data.prefix, keyBytes, valueBytes, nativeStatements);
+      fill = rowFiller(data.prefix, keyBytes, valueBytes, pgconnStatements);
     }
     if (load) {
       // iterationInTest is unique across VUs and execution segments: no two

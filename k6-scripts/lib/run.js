@@ -3,7 +3,7 @@
 // summary.
 import exec from "k6/execution";
 import { ConfigError, duration, int, oneOf, str } from "./config.js";
-import { native } from "./native.js";
+import { goHelpers } from "./go_helpers.js";
 
 // Closed model: a fixed number of VUs, each starting its next operation when
 // the last one ended (as yb-sample-apps and YCSB threads do). Open model:
@@ -53,9 +53,9 @@ function scenario(m, bound) {
 // (13% of k6's CPU after 2 minutes at 40K ops/s, and on). So it is off
 // unless asked for; Prometheus has per-op latency (native histograms) at no
 // cost, and a single-op workload's summary takes it from iteration_duration.
-// With our Go module (lib/native.js) the summary has per-op latency from
+// With our Go module (lib/go_helpers.js) the summary has per-op latency from
 // its histograms, and OP_LATENCY_SUMMARY adds nothing.
-const opLatencySummary = oneOf("OP_LATENCY_SUMMARY", "off", ["off", "on"]) === "on" && !native;
+const opLatencySummary = oneOf("OP_LATENCY_SUMMARY", "off", ["off", "on"]) === "on" && !goHelpers;
 
 // The SQLSTATE classes worth a line in the summary; Prometheus has them all.
 // "short": a multi-row read cut short, which may be an error (lib/metrics.js).
@@ -104,4 +104,4 @@ function scenarioIteration() {
   if (!scenarioInfo) scenarioInfo = exec.scenario;
   return scenarioInfo.iterationInTest;
 }
-export const iterationInTest = native ? native.iterationInTest : scenarioIteration;
+export const iterationInTest = goHelpers ? goHelpers.iterationInTest : scenarioIteration;

@@ -5,7 +5,7 @@
 // keeps working beside it.
 import exec from "k6/execution";
 import { str } from "./config.js";
-import { native } from "./native.js";
+import { goHelpers } from "./go_helpers.js";
 
 const jsonPath = str("SUMMARY_JSON", undefined, { pattern: /^[^\0\n]+$/, maxLength: 4096, hint: "a file path" });
 
@@ -15,14 +15,14 @@ function values(data, name) {
 
 const WRITES = ["insert", "update"];
 export const K6_SOURCE = "k6: every sample kept, exact (k6's memory grows with the run)";
-export const NATIVE_SOURCE = "k6/x/ybbench: per-op histograms, 3 significant digits, fixed memory";
+export const GO_HELPERS_SOURCE = "k6/x/ybbench: per-op histograms, 3 significant digits, fixed memory";
 
-// The op's iteration_duration. With our Go module (lib/native.js): its
+// The op's iteration_duration. With our Go module (lib/go_helpers.js): its
 // per-op histograms, of fixed size, in place of k6's sink, which keeps every
 // sample. Otherwise k6's: the op's submetric with OP_LATENCY_SUMMARY=on, or
 // all iterations when every one ran this op (a single-op workload).
-function latency(data, op, count, nativeLatency) {
-  if (nativeLatency) return nativeLatency.ops[op];
+function latency(data, op, count, helpersLatency) {
+  if (helpersLatency) return helpersLatency.ops[op];
   const sub = data.metrics[`iteration_duration{op:${op}}`];
   if (sub) return sub.values;
   return count > 0 && values(data, "iterations").count === count ? values(data, "iteration_duration") : undefined;
@@ -33,14 +33,14 @@ function latency(data, op, count, nativeLatency) {
 // rows, less those it did not find (keys_missing{op}); lib/metrics.js.
 export function digest(data, workload, rowsPerWrite = 1) {
   const seconds = data.state.testRunDurationMs / 1000;
-  const nativeLatency = native && native.latencySummary();
+  const helpersLatency = goHelpers && goHelpers.latencySummary();
   const ops = {};
   for (const name of Object.keys(data.metrics)) {
     const m = /^iterations\{op:(.+)\}$/.exec(name);
     if (!m) continue;
     const op = m[1];
     const count = values(data, name).count || 0;
-    const it = latency(data, op, count, nativeLatency);
+    const it = latency(data, op, count, helpersLatency);
     ops[op] = {
       count,
       per_second: count / seconds,
@@ -76,7 +76,7 @@ export function digest(data, workload, rowsPerWrite = 1) {
     dropped_iterations: values(data, "dropped_iterations").count || 0,
     // Where latency_ms comes from: k6's sink keeps every sample (memory
     // grows with the run); our module's histograms keep 3 significant digits.
-    latency_source: nativeLatency ? NATIVE_SOURCE : K6_SOURCE,
+    latency_source: helpersLatency ? GO_HELPERS_SOURCE : K6_SOURCE,
     thresholds_failed: thresholdsFailed,
     // A load's keys and values (its setup() says), for `ybbench verify`.
     written: (data.setup_data && data.setup_data.written) || null,

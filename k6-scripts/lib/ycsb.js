@@ -1,11 +1,11 @@
 import { randomBytes } from "k6/crypto";
-import { native } from "./native.js";
+import { goHelpers } from "./go_helpers.js";
 
 // YCSB's key names and request distributions, reimplemented from its
 // CoreWorkload, Utils.fnvhash64, ZipfianGenerator, ScrambledZipfianGenerator
 // and SkewedLatestGenerator, so that a k6 run asks for the keys YCSB would.
 // Everything here is O(1) memory: no key lists, whatever RECORD_COUNT.
-// Where k6 has our Go module (lib/native.js), keyName, keyChooser and
+// Where k6 has our Go module (lib/go_helpers.js), keyName, keyChooser and
 // fieldMaker are its Go versions of the same arithmetic: a key name costs
 // under 1 µs there, ~16 µs here (README "What keeps the workloads cheap").
 
@@ -23,7 +23,7 @@ function fnv(n) {
   let nLo = n % TWO32, nHi = (n - nLo) / TWO32;
   // h * prime mod 2^64, prime = 2^40 + 0x1b3: x * 0x1b3 is exact in a
   // double (< 2^41), so is hi * 0x1b3; x << 40 lands in the high half as
-  // x << 8. Plain arithmetic, no Math.* calls: each costs a native call.
+  // x << 8. Plain arithmetic, no Math.* calls: each costs a call into Go.
   // Key numbers below 2^32 have four zero high bytes, and xor with zero is
   // nothing: those four steps are one multiplication by prime^4 below.
   const steps = nHi === 0 ? 4 : 8;
@@ -77,7 +77,7 @@ function jsKeyName(keynum) {
   fnv(keynum);
   return "user" + hashDecimal();
 }
-export const keyName = native ? native.ycsbKeyName : jsKeyName;
+export const keyName = goHelpers ? goHelpers.ycsbKeyName : jsKeyName;
 
 // fnvhash64(n) % m, for m below 2^37 (products stay exact in doubles).
 export function hashMod(n, m) {
@@ -151,16 +151,16 @@ export function chooser(distribution, recordCount, theta) {
   return uniform(recordCount);
 }
 
-// A function returning the key name of the next request: one native call.
+// A function returning the key name of the next request: one call into Go.
 export function keyChooser(distribution, recordCount, theta) {
-  if (native) return native.ycsbKeyChooser(distribution, recordCount, theta);
+  if (goHelpers) return goHelpers.ycsbKeyChooser(distribution, recordCount, theta);
   const next = chooser(distribution, recordCount, theta);
   return () => jsKeyName(next());
 }
 
 // Field values: random printable ASCII (YCSB's RandomByteIterator makes
 // characters from ' ' upwards). One pool per VU, values cut from it. The
-// pool is made with typed arrays and one native call: a JS call per
+// pool is made with typed arrays and one call into Go: a JS call per
 // character made each VU's first update take seconds.
 function jsFieldMaker(length, poolChars = 16384) {
   const bytes = new Uint8Array(randomBytes(poolChars + length)); // lib/keys.js: why not getRandomValues
@@ -175,12 +175,12 @@ function jsFieldMaker(length, poolChars = 16384) {
     return pool.substring(off, off + length);
   };
 }
-export const fieldMaker = native ? native.ycsbFieldMaker : jsFieldMaker;
+export const fieldMaker = goHelpers ? goHelpers.ycsbFieldMaker : jsFieldMaker;
 
 // A function (array, from, count) that sets count fields of a record from
-// index from: one native call per record.
+// index from: one call into Go per record.
 export function fieldFiller(length) {
-  if (native) return native.ycsbFieldFiller(length);
+  if (goHelpers) return goHelpers.ycsbFieldFiller(length);
   const field = jsFieldMaker(length);
   return (a, from, count) => {
     for (let i = from; i < from + count; i++) a[i] = field();

@@ -3,8 +3,8 @@
 // release) and its postgres driver v0.1.x resolve to, with those two only
 // (our lib/pq registration, native/k6/xk6-sql-driver-postgres-libpq,
 // standing in for the driver, which the Go module proxy here refuses): no
-// pgx, no native module. The tests run every workload on it, and check
-// that DB_DRIVER=pgx, DB_DRIVER=pgconn and YBBENCH_NATIVE=1 stop with the
+// pgx, no Go helpers module. The tests run every workload on it, and check
+// that DB_DRIVER=pgx, DB_DRIVER=pgconn and YBBENCH_GO_HELPERS=1 stop with the
 // scripts' own message (tests/native/test_k6_matrix.py).
 package main
 

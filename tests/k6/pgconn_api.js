@@ -1,4 +1,4 @@
-// The statement path of our native module (DB_DRIVER=pgconn,
+// The statement path of our Go helpers module (DB_DRIVER=pgconn,
 // compose/k6/xk6-ybbench/pgconn.go) against a real PostgreSQL: what the
 // workloads use of xk6-sql's API, with the same results. Every check must
 // pass.

@@ -1,7 +1,7 @@
 // A statement still running when k6 stops the VU is cancelled, as in
 // xk6-sql, which runs statements under the VU's context: the run ends at
 // duration + gracefulStop, not when pg_sleep would. SESSION=pgconn runs it
-// on our native module's statement path instead (DB_DRIVER=pgconn).
+// on our Go helpers module's statement path instead (DB_DRIVER=pgconn).
 import sql from "k6/x/sql";
 import pq from "k6/x/sql/driver/postgres";
 

@@ -1,12 +1,12 @@
 // What lib/ycsb.js and lib/keys.js hand the workloads, on whichever path
-// YBBENCH_NATIVE selects (lib/native.js): YCSB key names of KEYNUMS, DRAWS
+// YBBENCH_GO_HELPERS selects (lib/go_helpers.js): YCSB key names of KEYNUMS, DRAWS
 // key draws of each request distribution over RECORDS records, field
 // values, key-value rows (keys, and values as hex), and sql-inserts' rows
 // of SQL_INDEXES; written as JSON to
-// OUT (tests/native/test_native_helpers.py).
+// OUT (tests/native/test_go_helpers.py).
 import { keyName, keyChooser, fieldMaker, fieldFiller } from "../../k6-scripts/lib/ycsb.js";
 import { rowFiller, sqlRowFiller } from "../../k6-scripts/lib/keys.js";
-import { native } from "../../k6-scripts/lib/native.js";
+import { goHelpers } from "../../k6-scripts/lib/go_helpers.js";
 
 export const options = { vus: 1, iterations: 1 };
 
@@ -40,7 +40,7 @@ export function handleSummary() {
     [__ENV.OUT]: JSON.stringify({
       kv: { keys: rows.filter((_, i) => i % 2 === 1), values: rows.filter((_, i) => i > 0 && i % 2 === 0).map(hex) },
       sql,
-      native: native !== null,
+      go_helpers: goHelpers !== null,
       keys: __ENV.KEYNUMS.split(",").map((n) => keyName(Number(n))),
       counts,
       fields: made,

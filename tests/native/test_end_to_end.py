@@ -20,7 +20,7 @@ INSERT_VUS, SELECT_VUS, DURATION = 8, 8, "8s"
 @pytest.fixture(scope="module", params=["pgconn", "pgx", "postgres"])
 def runs(request, postgres, prometheus, tmp_path_factory):
     """One insert run and one select run over the keys it wrote, on each
-    statement path: our native module's pgconn (ybbench run's choice where
+    statement path: our Go helpers module's pgconn (ybbench run's choice where
     k6 has it), pgx under xk6-sql, and lib/pq (DB_DRIVER=postgres, the
     scripts' default)."""
     driver = request.param
@@ -130,10 +130,10 @@ def test_per_op_latency_of_a_mixed_run_comes_from_prometheus(runs, postgres, pro
     hold Prometheus' quantiles against."""
     if runs["driver"] != "pgx":
         pytest.skip("the histograms are k6's whatever the driver: one is enough")
-    # k6's own summary (the official extensions' path): the native helpers'
-    # per-op histograms would fill it themselves (test_native_helpers.py).
+    # k6's own summary (the official extensions' path): the Go helpers'
+    # per-op histograms would fill it themselves (test_go_helpers.py).
     knobs = {"VUS": 4, "DURATION": "4s", "KEY_PREFIX": runs["prefix"], "MAX_WRITTEN_KEY": runs["written"],
-             "DB_DRIVER": runs["driver"], "YBBENCH_NATIVE": "0"}
+             "DB_DRIVER": runs["driver"], "YBBENCH_GO_HELPERS": "0"}
     run_id = f"lat{uuid.uuid4().hex[:8]}"
     filled = ybbench_run("sql-updates", postgres, tmp_path, testid=f"{run_id}-p", prometheus=prometheus.url,
                          knobs=knobs)

@@ -8,7 +8,7 @@ the rows its summary says (counted in the database):
   driver module (lib/pq on this k6 is test_official_extensions.py, our
   pgconn path and helpers the rest of the suite);
 - k6-v2: k6 v2.0.0 (the compose image's k6) with our two modules linked:
-  what `ybbench run` picks there, our native module's statement path
+  what `ybbench run` picks there, our Go helpers module's statement path
   (pgconn) and helpers (setup and teardown through xk6-sql and lib/pq);
   our pgx module; and lib/pq, all under the xk6-sql v1.2 stand-in
   (native/k6-v2/xk6-sql-standin: no real xk6-sql for k6 v2 here).
@@ -74,7 +74,7 @@ def rows(pg, table: str) -> int:
 @pytest.mark.parametrize("k6,driver", MATRIX, ids=[f"{k}-{d}" for k, d in MATRIX])
 def test_every_workload_writes_what_it_says_on_every_k6(builds, postgres, tmp_path, k6, driver):
     t = uuid.uuid4().hex[:8]
-    native = "1" if driver == "pgconn" else "0"
+    helpers = "1" if driver == "pgconn" else "0"
     ran = set()
 
     def go(workload: str, table: str, **knobs) -> dict:
@@ -83,10 +83,10 @@ def test_every_workload_writes_what_it_says_on_every_k6(builds, postgres, tmp_pa
         ran.add(workload)
         exists = postgres.query(f"SELECT to_regclass('{table}') IS NOT NULL") == "t"
         before, updated = (rows(postgres, table), n_tup_upd(postgres, table)) if exists else (0, 0)
-        d, r = run_ok(workload, postgres, tmp_path, TABLE=table, DB_DRIVER=driver, YBBENCH_NATIVE=native,
+        d, r = run_ok(workload, postgres, tmp_path, TABLE=table, DB_DRIVER=driver, YBBENCH_GO_HELPERS=helpers,
                       _env={"K6": str(BIN / k6)}, **{"VUS": 2, "DURATION": "2s", **knobs})
         assert d["errors"] == 0 and d.get("keys_missing", 0) == 0, (workload, d)
-        assert d["latency_source"].startswith("k6/x/ybbench" if native == "1" else "k6: every sample"), d
+        assert d["latency_source"].startswith("k6/x/ybbench" if helpers == "1" else "k6: every sample"), d
         inserted = rows(postgres, table) - before
         wait_until(lambda: inserted + n_tup_upd(postgres, table) - updated == d["rows_written"],
                    f"{workload} on {k6}: {d['rows_written']} rows written, {inserted} inserted + updates", timeout=15)
@@ -134,7 +134,7 @@ def test_summary_json_takes_a_path_of_up_to_4096_characters_on_every_k6(builds, 
 MISSING = [(setting, module, k6) for setting, module in [
     ({"DB_DRIVER": "pgx"}, "k6/x/sql/driver/pgx"),
     ({"DB_DRIVER": "pgconn"}, "k6/x/ybbench"),
-    ({"YBBENCH_NATIVE": "1"}, "k6/x/ybbench"),
+    ({"YBBENCH_GO_HELPERS": "1"}, "k6/x/ybbench"),
 ] for k6 in ("k6-v1.1", "k6-official")]
 
 
@@ -149,7 +149,7 @@ def test_a_setting_whose_module_this_k6_lacks_stops_with_the_scripts_message(bui
 @pytest.mark.parametrize("k6", ["k6-v1.1", "k6", "k6-v2"])
 def test_a_missing_module_gets_the_scripts_message_on_every_k6(builds, k6):
     # No build has k6/x/nonexistent: k6 v1.1.0 throws at require(), the
-    # others hand over a placeholder; lib/native.js's requireModule says
+    # others hand over a placeholder; lib/go_helpers.js's requireModule says
     # which setting wanted which module either way.
     p = k6_run(k6, REPO / "tests" / "k6" / "missing_module.js")
     assert p.returncode == 107, p.stderr
@@ -179,7 +179,7 @@ def test_the_k6_v2_build_has_no_k6_v1_in_its_module_graph(builds):
 
 
 def test_the_tidy_check_sees_a_k6_v1_import_in_our_module(builds, tmp_path):
-    # The control: the k6 v2 build with our native module's k6 v1 shim put
+    # The control: the k6 v2 build with our Go helpers module's k6 v1 shim put
     # back in its folder, as it was before (k6v1.go, build tag ybbench_k6v1).
     mod = tmp_path / "k6-v2"
     shutil.copytree(REPO / "native" / "k6-v2", mod, ignore=shutil.ignore_patterns("xk6-sql-standin"))

@@ -64,16 +64,16 @@ def test_the_analysis_does_see_a_static_pgx_import(binaries, tmp_path):
     assert "k6/x/sql/driver/pgx" in deps["buildDependencies"]
 
 
-def test_the_official_k6_has_no_pgx_and_no_native_helpers(binaries):
+def test_the_official_k6_has_no_pgx_and_no_go_helpers(binaries):
     assert k6_process.k6_modules(str(K6_OFFICIAL)) == {"k6/x/sql", "k6/x/sql/driver/postgres"}
-    assert {k6_process.PGX_MODULE, k6_process.NATIVE_MODULE} <= k6_process.k6_modules(str(BIN / "k6"))
+    assert {k6_process.PGX_MODULE, k6_process.GO_HELPERS_MODULE} <= k6_process.k6_modules(str(BIN / "k6"))
 
 
 def _official(pg, tmp_path, workload, **knobs):
     digest, r = run_ok(workload, pg, tmp_path, **knobs, _env={"K6": str(K6_OFFICIAL)})
     params = json.loads((r.folder / "params.json").read_text())
     assert params["knobs"].get("DB_DRIVER", "postgres") == "postgres"  # ybbench run did not ask for pgx
-    assert params["knobs"].get("YBBENCH_NATIVE", "0") == "0"  # ... nor for our native helpers
+    assert params["knobs"].get("YBBENCH_GO_HELPERS", "0") == "0"  # ... nor for our Go helpers
     assert digest["errors"] == 0, digest
     assert digest["latency_source"].startswith("k6: every sample")
     return digest
@@ -107,15 +107,15 @@ def test_every_workload_runs_on_a_k6_without_pgx(binaries, postgres, tmp_path):
     assert ran == set(catalog.workloads())
 
 
-def test_ybbench_run_picks_the_native_module_where_k6_has_it(binaries, postgres, tmp_path):
+def test_ybbench_run_picks_the_go_helpers_module_where_k6_has_it(binaries, postgres, tmp_path):
     t = uuid.uuid4().hex[:8]
     d, r = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s")
     knobs = json.loads((r.folder / "params.json").read_text())["knobs"]
-    assert knobs["DB_DRIVER"] == "pgconn" and knobs["YBBENCH_NATIVE"] == "1"
+    assert knobs["DB_DRIVER"] == "pgconn" and knobs["YBBENCH_GO_HELPERS"] == "1"
     assert postgres.query(f"SELECT count(*) FROM kv_{t}") == str(count(d, "insert")) != "0"
     assert d["latency_source"].startswith("k6/x/ybbench: per-op histograms")
     assert d["ops"]["insert"]["latency_ms"]["p99"] >= d["ops"]["insert"]["latency_ms"]["p50"] > 0
-    bad = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s", YBBENCH_NATIVE="1",
+    bad = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s", YBBENCH_GO_HELPERS="1",
                  _env={"K6": str(K6_OFFICIAL)}, _ok=False)
     assert bad.code == 2 and "k6/x/ybbench" in bad.output, bad.output
     bad = run_ok("sql-inserts", postgres, tmp_path, TABLE=f"kv_{t}", VUS=1, DURATION="1s", DB_DRIVER="pgconn",

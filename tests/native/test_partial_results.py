@@ -7,7 +7,7 @@ enough for the compose image's v1.2.0, whose query() is v1.0.5's (its Go
 source differs only in the k6 import path: test_sql_extension.py), and the
 k6 v2 build's stand-in is held to the same check by sql_api.js. The
 workloads treat a short multi-row result as a failure: retried like 40001,
-then counted as SQLSTATE "short", never as keys missing. On our native module's statement path (DB_DRIVER=pgconn,
+then counted as SQLSTATE "short", never as keys missing. On our Go helpers module's statement path (DB_DRIVER=pgconn,
 what `ybbench run` takes where k6 has it) the error throws instead, and is
 retried and counted by its own SQLSTATE.
 

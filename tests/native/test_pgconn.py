@@ -1,4 +1,4 @@
-"""Our native module's statement path (DB_DRIVER=pgconn,
+"""Our Go helpers module's statement path (DB_DRIVER=pgconn,
 compose/k6/xk6-ybbench/pgconn.go), which `ybbench run` and the compose k6
 take where their k6 has the module: the results the workloads read from
 xk6-sql, on a real PostgreSQL (tests/k6/pgconn_api.js). Cancellation at the

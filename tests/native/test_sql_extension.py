@@ -56,7 +56,7 @@ def test_a_statement_running_at_the_end_of_the_run_is_cancelled(binaries, postgr
     and the 120 s pg_sleep is cancelled on the server too; under a
     background context k6 would wait for it past this test's timeout. On
     xk6-sql (the real v1.0.5 on k6 v1.8.1 and v1.1.0, the v1.2 stand-in on
-    k6 v2) and on our native module's statement path (DB_DRIVER=pgconn)."""
+    k6 v2) and on our Go helpers module's statement path (DB_DRIVER=pgconn)."""
     env = postgres.env()
     env.update(PGPORT=str(postgres.port), PGUSER=postgres.user, PGDATABASE=postgres.database, MARK=testid,
                K6_NO_USAGE_REPORT="true", SESSION=session)

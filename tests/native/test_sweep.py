@@ -378,12 +378,12 @@ def load_keys(pg, tmp_path, n=1000):
 
 
 def test_mixed_workload_says_its_latency_is_missing(binaries, postgres, tmp_path):
-    # On the official extensions only (no native helpers): k6's summary has
+    # On the official extensions only (no Go helpers): k6's summary has
     # no per-op latency for a mixed workload.
     table, prefix = load_keys(postgres, tmp_path)
     sid = f"sw{uuid.uuid4().hex[:8]}"
     r = ybbench_sweep(postgres, tmp_path, "sql-updates", "--vus", "1,2", "--step-duration", "2s", "--id", sid,
-                      knobs={"TABLE": table, "KEY_PREFIX": prefix, "MAX_WRITTEN_KEY": "1000", "YBBENCH_NATIVE": "0"})
+                      knobs={"TABLE": table, "KEY_PREFIX": prefix, "MAX_WRITTEN_KEY": "1000", "YBBENCH_GO_HELPERS": "0"})
     assert r.returncode == 0, r.stdout + r.stderr
     doc = check_steps_match_their_summaries(tmp_path / sid, "vus", r.stdout)
     for s in doc["steps"]:
@@ -391,8 +391,8 @@ def test_mixed_workload_says_its_latency_is_missing(binaries, postgres, tmp_path
     assert "latency: not in the summary for this mixed workload" in r.stdout
 
 
-def test_mixed_workload_latency_from_the_native_histograms(binaries, postgres, tmp_path):
-    # With our native helpers (ybbench run's default where k6 has them) the
+def test_mixed_workload_latency_from_the_go_helpers_histograms(binaries, postgres, tmp_path):
+    # With our Go helpers (ybbench run's default where k6 has them) the
     # summary has every op's latency; the sweep takes the slowest op's.
     table, prefix = load_keys(postgres, tmp_path)
     sid = f"sw{uuid.uuid4().hex[:8]}"
@@ -414,7 +414,7 @@ def test_mixed_workload_latency_from_prometheus(binaries, postgres, prometheus, 
     sid = f"sw{uuid.uuid4().hex[:8]}"
     r = ybbench_sweep(postgres, tmp_path, "sql-updates", "--vus", "1,2", "--step-duration", "4s", "--id", sid,
                       "--prometheus", prometheus.url,
-                      knobs={"TABLE": table, "KEY_PREFIX": prefix, "MAX_WRITTEN_KEY": "1000", "YBBENCH_NATIVE": "0"})
+                      knobs={"TABLE": table, "KEY_PREFIX": prefix, "MAX_WRITTEN_KEY": "1000", "YBBENCH_GO_HELPERS": "0"})
     assert r.returncode == 0, r.stdout + r.stderr
     doc = check_steps_match_their_summaries(tmp_path / sid, "vus", r.stdout)
     assert doc["prometheus"] == prometheus.url

@@ -20,7 +20,7 @@ def test_sql_updates_update_the_rows_sql_inserts_wrote(binaries, postgres, tmp_p
     updates = count(d, "update")
     assert updates == d["rows_written"] > 100
     assert 0.45 < updates / (updates + count(d, "select")) < 0.55
-    # With the native helpers (ybbench run's default where k6 has them),
+    # With the Go helpers (ybbench run's default where k6 has them),
     # every op's latency is in the summary, from their histograms, and no
     # per-op trend is kept (test_per_op_latency_in_the_summary_when_asked:
     # k6's own summary).
@@ -51,7 +51,7 @@ def test_per_op_latency_in_the_summary_when_asked(binaries, postgres, tmp_path):
     table, prefix = f"sqlkv_{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:6]}"
     run_ok("sql-inserts", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, NUM_UNIQUE_KEYS=500, VUS=2, DURATION="60s")
     plain = {"TABLE": table, "KEY_PREFIX": prefix, "MAX_WRITTEN_KEY": 500, "VUS": 2, "DURATION": "2s",
-             "YBBENCH_NATIVE": "0"}
+             "YBBENCH_GO_HELPERS": "0"}
     d, run = run_ok("sql-updates", postgres, tmp_path, **plain)
     assert d["ops"]["update"]["latency_ms"] is None and "OP_LATENCY_SUMMARY=on" in (run.folder / "k6.log").read_text()
     d, run = run_ok("sql-updates", postgres, tmp_path, **plain, OP_LATENCY_SUMMARY="on")

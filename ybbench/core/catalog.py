@@ -14,8 +14,10 @@ SCRIPTS = REPO / "k6-scripts"
 
 # Knobs the scripts read (k6-scripts/lib/config.js and the workloads); their
 # values are recorded in params.json. Passwords are never among them.
+# YBBENCH_NATIVE is the old name of YBBENCH_GO_HELPERS, still accepted
+# (k6-scripts/lib/go_helpers.js).
 KNOBS = (
-    "DB_DRIVER YBBENCH_NATIVE YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_CONNECT_TIMEOUT TABLE KEY_PREFIX "
+    "DB_DRIVER YBBENCH_GO_HELPERS YBBENCH_NATIVE YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_CONNECT_TIMEOUT TABLE KEY_PREFIX "
     "NUM_UNIQUE_KEYS MAX_WRITTEN_KEY ROW_BYTES VUS DURATION "
     # load models, retries, sessions (k6-scripts/lib/run.js, metrics.js, config.js)
     "LOAD_MODEL RATE MAX_VUS START_RATE STAGES MAX_RETRIES ISOLATION OP_LATENCY_SUMMARY "

@@ -22,7 +22,7 @@ from ybbench.core.services import check_ready
 # operation for more RSS (556 MB instead of 387 at 400 VUs; README "Client
 # efficiency").
 # k6's own summary keeps every iteration's duration, so the live heap grows
-# with a long run (not with our native helpers: k6-scripts/lib/native.js);
+# with a long run (not with our Go helpers: k6-scripts/lib/go_helpers.js);
 # the soft limit (a quarter of this machine's memory) makes Go collect more
 # often as the heap nears it, instead of growing to 5x.
 def _quarter_of_memory() -> str:
@@ -59,7 +59,7 @@ def k6_env(knobs: dict[str, str]) -> dict[str, str]:
 
 
 PGX_MODULE = "k6/x/sql/driver/pgx"
-NATIVE_MODULE = "k6/x/ybbench"
+GO_HELPERS_MODULE = "k6/x/ybbench"
 
 
 @functools.lru_cache(maxsize=None)
@@ -75,17 +75,18 @@ def k6_modules(k6: str) -> frozenset[str]:
 
 def default_extensions(k6: str, env: dict[str, str]) -> None:
     """The cheapest statement path this k6 has, where nobody chose a driver:
-    our native module's pgconn, else pgx; the scripts' own default is lib/pq,
-    the official extension (k6-scripts/lib/db.js). Our native helpers
-    likewise (k6-scripts/lib/native.js)."""
+    our Go helpers module's pgconn, else pgx; the scripts' own default is
+    lib/pq, the official extension (k6-scripts/lib/db.js). Our Go helpers
+    likewise (k6-scripts/lib/go_helpers.js), unless YBBENCH_GO_HELPERS or
+    its old name YBBENCH_NATIVE is set."""
     modules = k6_modules(k6)
     if "DB_DRIVER" not in env:
-        if NATIVE_MODULE in modules:
+        if GO_HELPERS_MODULE in modules:
             env["DB_DRIVER"] = "pgconn"
         elif PGX_MODULE in modules:
             env["DB_DRIVER"] = "pgx"
-    if "YBBENCH_NATIVE" not in env and NATIVE_MODULE in modules:
-        env["YBBENCH_NATIVE"] = "1"
+    if not {"YBBENCH_GO_HELPERS", "YBBENCH_NATIVE"} & env.keys() and GO_HELPERS_MODULE in modules:
+        env["YBBENCH_GO_HELPERS"] = "1"
 
 
 # k6's HTML report comes from its web dashboard, whose cumulative view keeps

@@ -1,9 +1,9 @@
-// Package ybbench is k6/x/ybbench, ybbench's native module for its k6
+// Package ybbench is k6/x/ybbench, ybbench's Go helpers module for its k6
 // scripts: a statement path without xk6-sql (pgconn.go, DB_DRIVER=pgconn);
 // and helpers, YCSB key names, key choosers, field values and key-value
 // rows computed in Go instead of k6's JavaScript interpreter, and an
-// end-of-test latency summary of fixed size (YBBENCH_NATIVE=1). The
-// scripts load it only when one of those asks (k6-scripts/lib/native.js,
+// end-of-test latency summary of fixed size (YBBENCH_GO_HELPERS=1). The
+// scripts load it only when one of those asks (k6-scripts/lib/go_helpers.js,
 // lib/db.js), which `ybbench run` and the compose k6 do where their k6 has
 // it; without it they run the same statements through xk6-sql and compute
 // the same in JavaScript.

@@ -1,6 +1,6 @@
 //go:build ybbench_k6v1
 
-// Our native module (compose/k6/xk6-ybbench) on k6 v1, the tests' k6
+// Our Go helpers module (compose/k6/xk6-ybbench) on k6 v1, the tests' k6
 // v1.8.1: native/build.sh adds this file to that package with go build
 // -overlay and the tag ybbench_k6v1 (which leaves out its k6v2.go). It lives
 // here, not in the module's folder, because xk6 runs `go mod tidy`, which

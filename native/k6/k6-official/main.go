@@ -1,6 +1,6 @@
 // Command k6-official is the tests' k6 with only the extensions Grafana
 // Cloud k6 offers for SQL (the real xk6-sql v1.0.5 and a lib/pq driver
-// registration, no pgx, no native module): the tests run every workload on
+// registration, no pgx, no Go helpers module): the tests run every workload on
 // it, as a cloud run or a plain xk6 build would.
 package main
 

@@ -1,4 +1,4 @@
-"""Our native helpers module (k6/x/ybbench, compose/k6/xk6-ybbench) changes
+"""Our Go helpers module (k6/x/ybbench, compose/k6/xk6-ybbench) changes
 what the workloads cost, not what they ask for: the same key names as YCSB
 (and as the JavaScript that any k6 runs), the same request distributions,
 fields of the same size and alphabet, the same key-value keys and values;
@@ -14,6 +14,7 @@ import zlib
 
 import pytest
 
+from ybbench.run import k6_process
 from ybbench.run.verify import SqlInsertsKeys
 
 from ..support.stack import BIN, REPO
@@ -35,11 +36,11 @@ def k6_script(script: str, tmp_path, _code: int = 0, **env) -> dict:
     return json.loads(out.read_text())
 
 
-@pytest.fixture(scope="module", params=["1", "0"], ids=["native", "javascript"])
+@pytest.fixture(scope="module", params=["1", "0"], ids=["go", "javascript"])
 def helpers(binaries, request, tmp_path_factory):
-    d = k6_script("workload_helpers", tmp_path_factory.mktemp("helpers"), YBBENCH_NATIVE=request.param,
+    d = k6_script("workload_helpers", tmp_path_factory.mktemp("helpers"), YBBENCH_GO_HELPERS=request.param,
                   RECORDS=str(RECORDS), DRAWS=str(DRAWS), KEYNUMS=",".join(map(str, KEYNUMS)), SQL_INDEXES=",".join(map(str, SQL_INDEXES)))
-    assert d["native"] == (request.param == "1")  # the path asked for is the path taken
+    assert d["go_helpers"] == (request.param == "1")  # the path asked for is the path taken
     return d
 
 
@@ -133,13 +134,13 @@ def test_sql_inserts_rows_are_what_verify_expects(helpers):
     assert all(w.key(n) == k and w.value_ok(n, v) for n, (_, k, v) in zip(SQL_INDEXES, helpers["sql"]))
 
 
-def test_native_latency_summary_agrees_with_k6s_exact_trends(binaries, tmp_path):
-    d = k6_script("native_latency", tmp_path, YBBENCH_NATIVE="1", ITERATIONS="4000")
-    native, exact = d["native"], d["exact"]
-    assert native["all"]["count"] == d["iterations"] == 4000
-    assert sum(native["ops"][op]["count"] for op in ("fast", "slow")) == 4000
+def test_go_helpers_latency_summary_agrees_with_k6s_exact_trends(binaries, tmp_path):
+    d = k6_script("go_helpers_latency", tmp_path, YBBENCH_GO_HELPERS="1", ITERATIONS="4000")
+    helpers, exact = d["go_helpers"], d["exact"]
+    assert helpers["all"]["count"] == d["iterations"] == 4000
+    assert sum(helpers["ops"][op]["count"] for op in ("fast", "slow")) == 4000
     for op in ("fast", "slow"):
-        n, e = native["ops"][op], exact[op]
+        n, e = helpers["ops"][op], exact[op]
         # Count, min, max and average are kept exactly.
         assert n["min"] == pytest.approx(e["min"], rel=1e-9) and n["max"] == pytest.approx(e["max"], rel=1e-9)
         assert n["avg"] == pytest.approx(e["avg"], rel=1e-9)
@@ -168,6 +169,51 @@ def test_a_threshold_on_the_whole_iteration_duration_keeps_k6s_sink(binaries, tm
     # k6 runs thresholds only on its own sink types: with one on the whole
     # iteration_duration the module leaves k6's sink, which the threshold
     # and the summary then read (the per-op histograms are not installed).
-    d = k6_script("native_threshold", tmp_path, _code=code, YBBENCH_NATIVE="1", MAX_MS=max_ms)
-    assert d["native"] is None
+    d = k6_script("go_helpers_threshold", tmp_path, _code=code, YBBENCH_GO_HELPERS="1", MAX_MS=max_ms)
+    assert d["go_helpers"] is None
     assert 0 <= d["values"]["min"] <= d["values"]["med"] <= d["values"]["max"]
+
+
+# YBBENCH_NATIVE is the old name of YBBENCH_GO_HELPERS, still accepted; set
+# both, they must agree. Each setting as `ybbench run --set` passes it (its
+# default_extensions on a k6 with the module), and the helpers it loads, or
+# None: refused at init, naming both.
+OLD_NAME = [
+    ({"YBBENCH_NATIVE": "1"}, True),
+    ({"YBBENCH_NATIVE": "0"}, False),  # not overridden by ybbench run's default
+    ({"YBBENCH_GO_HELPERS": "1", "YBBENCH_NATIVE": "1"}, True),
+    ({"YBBENCH_GO_HELPERS": "1", "YBBENCH_NATIVE": "0"}, None),
+    ({"YBBENCH_GO_HELPERS": "0", "YBBENCH_NATIVE": "1"}, None),
+]
+
+
+@pytest.mark.parametrize("setting,loaded", OLD_NAME, ids=["-".join(f"{k}={v}" for k, v in s.items()) for s, _ in OLD_NAME])
+def test_the_old_name_ybbench_native_still_works_and_must_agree_with_the_new(binaries, tmp_path, monkeypatch,
+                                                                          setting, loaded):
+    monkeypatch.delenv("YBBENCH_GO_HELPERS", raising=False)
+    monkeypatch.delenv("YBBENCH_NATIVE", raising=False)
+    env = dict(setting)
+    k6_process.default_extensions(str(BIN / "k6"), env)
+    assert {k: v for k, v in env.items() if k.startswith("YBBENCH_")} == setting
+    small = {"RECORDS": "10", "DRAWS": "10", "KEYNUMS": "0,1", "SQL_INDEXES": "0"}
+    if loaded is not None:
+        d = k6_script("workload_helpers", tmp_path, **env, **small)
+        assert d["go_helpers"] is loaded
+        assert d["keys"] == [ycsb_key(0), ycsb_key(1)]
+        if loaded:  # on a k6 without the module, the scripts' message names the new name
+            r = subprocess.run([str(BIN / "k6-official"), "run", "--quiet", "--no-color",
+                                str(REPO / "tests" / "k6" / "workload_helpers.js")],
+                               env={**os.environ, "OUT": str(tmp_path / "none.json"), **setting, **small},
+                               capture_output=True, text=True, timeout=120)
+            assert r.returncode == 107, r.stderr  # a script exception at init
+            why = "YBBENCH_GO_HELPERS=1" + ("" if "YBBENCH_GO_HELPERS" in setting else
+                                            " (set as YBBENCH_NATIVE=1, its old name)")
+            assert f"{why}: this k6 has no k6/x/ybbench module" in r.stderr, r.stderr
+        return
+    r = subprocess.run([str(BIN / "k6"), "run", "--quiet", "--no-color", str(REPO / "tests" / "k6" / "workload_helpers.js")],
+                       env={**os.environ, "OUT": str(tmp_path / "none.json"), **env, **small},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 107, r.stdout + r.stderr
+    new, old = setting["YBBENCH_GO_HELPERS"], setting["YBBENCH_NATIVE"]
+    assert f"YBBENCH_GO_HELPERS={new} and YBBENCH_NATIVE={old} disagree" in r.stderr, r.stderr
+    assert not (tmp_path / "none.json").exists()

@@ -1,10 +1,10 @@
 // Iterations of two ops with spread-out durations; handleSummary writes the
-// native module's latency summary next to k6's exact per-op trends (the
+// Go helpers' latency summary next to k6's exact per-op trends (the
 // thresholds keep every sample of iteration_duration{op:...}), to OUT
-// (tests/native/test_native_helpers.py).
+// (tests/native/test_go_helpers.py).
 import { sleep } from "k6";
 import { tagIteration } from "../../k6-scripts/lib/metrics.js";
-import { native } from "../../k6-scripts/lib/native.js";
+import { goHelpers } from "../../k6-scripts/lib/go_helpers.js";
 
 export const options = {
   vus: 8,
@@ -22,5 +22,5 @@ export default function () {
 export function handleSummary(data) {
   const exact = {};
   for (const op of ["fast", "slow"]) exact[op] = data.metrics[`iteration_duration{op:${op}}`].values;
-  return { [__ENV.OUT]: JSON.stringify({ native: native.latencySummary(), exact, iterations: data.metrics.iterations.values.count }) };
+  return { [__ENV.OUT]: JSON.stringify({ go_helpers: goHelpers.latencySummary(), exact, iterations: data.metrics.iterations.values.count }) };
 }
