@@ -1,6 +1,7 @@
 """The one reader of a run's folder, results/<testid>/: every command that
-reads a run (report, verify, sweep, doe --run, scale, reproduce, demo) comes
-here, so a missing or broken run gets the same error everywhere.
+reads a run (report, verify, demo, and the campaigns: sweep, doe --run,
+scale, reproduce, through experiments/campaign.py) comes here, so a missing
+or broken run gets the same error everywhere.
 
 A run's folder holds, from `ybbench run` (run/k6run.py):
   params.json   what ran, with which knobs, when (started/finished)
@@ -41,9 +42,17 @@ def summary(folder: Path) -> dict:
 
 
 def finished(folder: Path) -> bool:
-    """A run that got as far as its summary (a staged folder never has one
-    without the rest: core/files.py)."""
-    return (folder / SUMMARY).is_file()
+    """A run's folder is whole or absent (run.run stages it: core/files.py),
+    so one that exists has finished; read() names what a broken one lacks."""
+    return folder.is_dir()
+
+
+def finished_runs(folder: Path, prefix: str) -> list[str]:
+    """The ids of the finished runs in a series' folder (sweep, doe --run,
+    reproduce) whose ids start with `prefix`."""
+    if not folder.is_dir():
+        return []
+    return sorted(d.name for d in folder.iterdir() if d.name.startswith(prefix) and finished(d))
 
 
 @dataclass(frozen=True)

@@ -4,31 +4,28 @@ The experiment file (experiments/seed-NNN-*.yaml, file.py)
 lists the phases; each is one `ybbench run` with the testid
 `<reproduce-id>-<phase>` in results/<reproduce-id>/, next to
 reproduce.json (published against observed, the differences), rewritten
-atomically after every phase. As with `ybbench sweep`, the folder appears
-with its first finished phase, every phase folder is whole, and --resume
-skips the phases already run. Seeds 002 and 003 ship published results,
+atomically after every phase. The phases are a campaign
+(experiments/campaign.py), as `ybbench sweep`'s steps are: the folder
+appears with its first finished phase, every phase folder is whole, and
+--resume skips the phases already run. Seeds 002 and 003 ship published results,
 not phases: `reproduce` prints their analysis (`ybbench doe`, `ybbench
 scale --results`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ybbench.core import catalog
+from ybbench.core import catalog, run_folder
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
-from ybbench.core.files import keeps_finished, staged_dir, write_json
-from ybbench.core.progress import RunProgress
+from ybbench.experiments import campaign
 from ybbench.experiments.reproduce import expected
 from ybbench.experiments.reproduce.file import Experiment, Phase, load
 from ybbench.experiments.scale.file import ADDRESS
-from ybbench.experiments.sweep.runs import SWEEP_ID_MAX, _show
-from ybbench.run import k6_process, k6run
 
 EXPERIMENTS = catalog.REPO / "experiments"
 # Seeds whose file holds published results to analyse, not phases to run.
@@ -75,27 +72,80 @@ class PhasePlan:
     knobs: dict[str, str]  # every knob but those read from an earlier phase
 
 
-@dataclass
-class Plan:
+@dataclass(kw_only=True)
+class Plan(campaign.Campaign):
+    KIND, RECORD, WHAT, CHILD = "reproduce", "reproduce.json", "phases", "phase run"
+    ID_FROM = "--id + the phase name"
+    NAMES = {"file": "the experiment file", "duration": "--duration", "settings": "--set",
+             "vus": "the VUs per phase (--set VUS, --cores-per-node)"}
+
     exp: Experiment
-    rid: str
-    results: Path
     duration: str
     settings: dict[str, str]
     local: expected.Local
     phases: list[PhasePlan]
-    prometheus: str | None = None
-    resume: bool = False
-    done: set[str] = field(default_factory=set)  # resumed: phases already run
-
-    @property
-    def folder(self) -> Path:
-        return self.results / self.rid
 
     def params(self) -> dict:
         """What must match for a resume."""
         return {"file": str(self.exp.path), "duration": self.duration, "settings": self.settings,
                 "vus": {p.phase.name: p.vus for p in self.phases}}
+
+    def children(self) -> list[campaign.Child]:
+        out = []
+        for i, pp in enumerate(self.phases, start=1):
+            head = f"phase {i}/{len(self.phases)} {pp.phase.name}"
+            out.append(campaign.Child(pp.testid, pp.phase.workload, head,
+                                      f"{head} ({pp.phase.workload}, {pp.vus} VUs, {self.duration})", pp))
+        return out
+
+    def knobs(self, child: campaign.Child) -> dict[str, str]:
+        pp: PhasePlan = child.item
+        ph, knobs = pp.phase, dict(pp.knobs)
+        if ph.reads:
+            # Read what the load phase wrote: its prefix, its row count, its table and key width.
+            read = next(x.testid for x in self.phases if x.phase.name == ph.reads)
+            if read not in self.runs:
+                raise UserError(f"phase {ph.name} reads phase {ph.reads}, which has not run")
+            load = self.runs[read]
+            if not load.summary["rows_written"]:
+                raise UserError(f"phase {ph.reads} wrote no rows: phase {ph.name} has nothing to read")
+            knobs.update(KEY_PREFIX=load.knobs.get("KEY_PREFIX", read),
+                         MAX_WRITTEN_KEY=str(load.summary["rows_written"]))
+            for k in ("TABLE", "KEY_BYTES"):
+                if k in load.knobs:
+                    knobs.setdefault(k, load.knobs[k])
+        return knobs
+
+    def ran_with(self, child: campaign.Child) -> dict[str, str]:
+        return {"VUS": str(child.item.vus)}
+
+    def record(self, child: campaign.Child, run: run_folder.Run) -> dict:
+        """The phase's line of reproduce.json: published against observed."""
+        pp: PhasePlan = child.item
+        ph, summary, window = pp.phase, run.summary, run.window
+        rows = [expected.compare(self.exp, ph, f, expected.observe(f, pp.testid, summary, window, self.prometheus),
+                                 self.local) for f in ph.figures]
+        return {
+            "name": ph.name, "workload": ph.workload, "testid": pp.testid, "vus": pp.vus, "vus_rule": pp.vus_rule,
+            "duration": self.duration, "knobs": run.knobs, "window": window,
+            "rows_written": summary["rows_written"], "loads": ph.workload in LOADS,
+            "row_bytes": _row_bytes(ph.workload, self.knobs(child)), "k6_exit_code": run.params.get("k6_exit_code"),
+            "ops_per_s": {op: o["per_second"] for op, o in summary["ops"].items()}, "rows": rows}
+
+    def add(self, doc: dict, child: campaign.Child, rec: dict) -> bool:
+        doc["phases"].append(rec)
+        doc["differences"] = expected.differences(self.exp, self.local, doc["phases"], self.duration)
+        return False
+
+    def found_note(self, child: campaign.Child, rec: dict) -> str:
+        return f" ({self._numbers(child, rec)})"
+
+    def ran_line(self, child: campaign.Child, rec: dict, seconds: float) -> str:
+        return f"{child.head}: {self._numbers(child, rec)}"
+
+    def _numbers(self, child: campaign.Child, rec: dict) -> str:
+        ops = ", ".join(f"{op} {x:.1f} ops/s" for op, x in rec["ops_per_s"].items())
+        return f"{ops}, errors {self.runs[child.testid].summary['errors']}"
 
 
 def plan(seed: str, *, duration: str | None, settings: list[str], rid: str | None, resume: str | None,
@@ -117,7 +167,7 @@ def plan(seed: str, *, duration: str | None, settings: list[str], rid: str | Non
         raise UserError(f"--set YSQL_NODES={ysql_nodes}: {bad[0]!r} is not host:port (the node count comes from it)")
     local = expected.Local.from_knobs(ysql_nodes, cores_per_node)
     rid = catalog.series_id(rid, resume, f"reproduce-{key or exp.name[:20]}-{time.strftime('%Y%m%dT%H%M%S')}",
-                            SWEEP_ID_MAX)
+                            campaign.ID_MAX)
     if "VUS" in knobs and not re.fullmatch(r"[1-9][0-9]*", knobs["VUS"]):
         raise UserError(f"--set VUS={knobs['VUS']}: expected a positive whole number")
     phases = []
@@ -126,43 +176,12 @@ def plan(seed: str, *, duration: str | None, settings: list[str], rid: str | Non
             vus, rule = int(knobs["VUS"]), f"VUS {knobs['VUS']} from --set (not scaled)"
         else:
             vus, rule = expected.scaled_vus(exp, ph, local)
-        testid = f"{rid}-{ph.name}"
-        if not catalog.TESTID.match(testid):
-            raise UserError(f"phase run id {testid!r} is longer than 64 characters: use a shorter --id")
-        phases.append(PhasePlan(ph, testid, vus, f"{ph.workload}, {rule}",
+        phases.append(PhasePlan(ph, f"{rid}-{ph.name}", vus, f"{ph.workload}, {rule}",
                                 {**ph.knobs, **knobs, "VUS": str(vus), "DURATION": duration}))
-    p = Plan(exp, rid, results, duration, knobs, local, phases, prometheus, resume=bool(resume))
-    if resume:
-        _check_resume(p)
-    elif p.folder.exists():
-        raise UserError(f"{p.folder} exists: a reproduce id is used once (or --resume {rid})")
-    k6_process.check_services(prometheus)
+    p = Plan(id=rid, results=results, resume=bool(resume), prometheus=prometheus, exp=exp, duration=duration,
+             settings=knobs, local=local, phases=phases)
+    p.prepare()
     return p
-
-
-def _check_resume(p: Plan) -> None:
-    doc_path = p.folder / "reproduce.json"
-    if not doc_path.is_file():
-        raise UserError(f"--resume {p.rid}: no reproduce at {p.folder} (no reproduce.json)")
-    try:
-        old = json.loads(doc_path.read_text())["params"]
-    except (ValueError, KeyError) as e:
-        raise UserError(f"--resume {p.rid}: {doc_path} is not a reproduce's ({e})") from None
-    names = {"file": "the experiment file", "duration": "--duration", "settings": "--set",
-             "vus": "the VUs per phase (--set VUS, --cores-per-node)"}
-    for k, v in p.params().items():
-        if old.get(k) != v:
-            raise UserError(f"--resume {p.rid}: {names[k]} differs: {_show(v)} here, {_show(old.get(k))} in {doc_path}")
-    # Finished phases: whatever folders exist, whether or not reproduce.json
-    # was rewritten after them (an interruption between the two).
-    p.done = {pp.phase.name for pp in p.phases if (p.folder / pp.testid / "summary.json").is_file()}
-
-
-def _read_run(folder: Path) -> tuple[dict, dict]:
-    try:
-        return (json.loads((folder / "summary.json").read_text()), json.loads((folder / "params.json").read_text()))
-    except (OSError, ValueError) as e:
-        raise UserError(f"phase run {folder.name}: no usable summary.json/params.json ({e})") from None
 
 
 def _row_bytes(workload: str, knobs: dict) -> int:
@@ -174,61 +193,12 @@ def _row_bytes(workload: str, knobs: dict) -> int:
 def execute(p: Plan, say=print) -> tuple[dict, int]:
     """Run (or resume) the phases; returns reproduce.json's content and the exit code."""
     e = p.exp
-    doc = {"reproduce_id": p.rid, "seed": e.seed, "experiment": e.name, "file": str(e.path),
+    doc = {"reproduce_id": p.id, "seed": e.seed, "experiment": e.name, "file": str(e.path),
            "source": {"file": e.source_file, "title": e.title}, "params": p.params(), "prometheus": p.prometheus,
            "published_setup": {k: v.value for k, v in e.setup.items()}, "local": asdict(p.local),
            "phases": [], "differences": [], "status": "running"}
-    ran: dict[str, tuple[str, dict, dict]] = {}  # phase -> (testid, summary, params)
-    todo = list(p.phases)
-
-    def phase(where: Path) -> None:
-        pp = todo.pop(0)
-        ph, i, n = pp.phase, len(p.phases) - len(todo), len(p.phases)
-        folder = where / pp.testid
-        knobs = dict(pp.knobs)
-        if ph.reads:
-            # Read what the load phase wrote: its prefix, its row count, its table and key width.
-            tid, summary, params = ran[ph.reads]
-            if not summary["rows_written"]:
-                raise UserError(f"phase {ph.reads} wrote no rows: phase {ph.name} has nothing to read")
-            knobs.update(KEY_PREFIX=params["knobs"].get("KEY_PREFIX", tid),
-                         MAX_WRITTEN_KEY=str(summary["rows_written"]))
-            for k in ("TABLE", "KEY_BYTES"):
-                if k in params["knobs"]:
-                    knobs.setdefault(k, params["knobs"][k])
-        if ph.name in p.done:
-            say(f"phase {i}/{n} {ph.name}: already finished, not re-run")
-        else:
-            with RunProgress(f"phase {i}/{n} {ph.name} ({ph.workload}, {pp.vus} VUs, {p.duration})") as live:
-                k6run.run(ph.workload, testid=pp.testid, results=where, prometheus=p.prometheus,
-                            settings=[f"{k}={v}" for k, v in knobs.items()], quiet=True, on_line=live.feed)
-        summary, params = _read_run(folder)
-        if params.get("workload") != ph.workload or params.get("knobs", {}).get("VUS") != str(pp.vus):
-            raise UserError(f"phase run {folder.name} ran other parameters than this reproduce's: "
-                            f"{params.get('workload')} VUS={params.get('knobs', {}).get('VUS')}")
-        ran[ph.name] = (pp.testid, summary, params)
-        window = (params["started"], params["finished"])
-        rows = [expected.compare(e, ph, f, expected.observe(f, pp.testid, summary, window, p.prometheus), p.local)
-                for f in ph.figures]
-        doc["phases"].append({
-            "name": ph.name, "workload": ph.workload, "testid": pp.testid, "vus": pp.vus, "vus_rule": pp.vus_rule,
-            "duration": p.duration, "knobs": params.get("knobs", {}), "window": window,
-            "rows_written": summary["rows_written"], "loads": ph.workload in LOADS,
-            "row_bytes": _row_bytes(ph.workload, knobs), "k6_exit_code": params.get("k6_exit_code"),
-            "ops_per_s": {op: o["per_second"] for op, o in summary["ops"].items()}, "rows": rows})
-        doc["differences"] = expected.differences(e, p.local, doc["phases"], p.duration)
-        doc["status"] = "running" if todo else "complete"
-        write_json(where / "reproduce.json", doc)
-        ops = ", ".join(f"{op} {x:.1f} ops/s" for op, x in doc["phases"][-1]["ops_per_s"].items())
-        say(f"phase {i}/{n} {ph.name}: {ops}, errors {summary['errors']}")
-
-    with keeps_finished(p.folder, doc, "reproduce.json", "phases", p.rid):
-        if not p.resume:
-            with staged_dir(p.folder) as stage:  # the folder appears with its first phase
-                phase(stage)
-        while todo:
-            phase(p.folder)
-    return doc, 99 if any(ph["k6_exit_code"] == 99 for ph in doc["phases"]) else 0
+    code = p.run_all(doc, say)
+    return doc, code
 
 
 def _analysed(key: str, path: Path, a) -> int:
@@ -257,7 +227,7 @@ def command(a) -> int:
     p = plan(a.seed, duration=a.duration, settings=a.set, rid=a.id, resume=a.resume, results=Path(a.results),
              prometheus=a.prometheus, cores_per_node=a.cores_per_node)
     e = p.exp
-    print(f"reproduce {p.rid}: seed {e.seed} ({e.title}), {len(p.phases)} phase(s), {p.duration} each"
+    print(f"reproduce {p.id}: seed {e.seed} ({e.title}), {len(p.phases)} phase(s), {p.duration} each"
           f"{' (resumed)' if p.resume else ''}", flush=True)
     print(f"scaled to this machine: {p.local.describe()}", flush=True)
     for pp in p.phases:

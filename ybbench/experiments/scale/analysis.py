@@ -4,25 +4,25 @@ node count; with --out, results.json and scale.png in a folder that
 appears whole or not at all.
 
 The numbers come from a results file (measured elsewhere: a seed's table)
-or from running one workload per cluster with `ybbench run`."""
+or from running one workload per cluster with `ybbench run`, a campaign
+(experiments/campaign.py) without a record file: the runs go straight
+into --runs-dir, and there is no resume."""
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ybbench.core import catalog, charts
+from ybbench.core import catalog, charts, run_folder
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_json
-from ybbench.core.progress import RunProgress
+from ybbench.experiments import campaign
 from ybbench.experiments.scale import usl
 from ybbench.experiments.scale.file import Cluster, Measurements, Point, load_clusters, load_results
-from ybbench.run import k6_process, k6run
 
 ONE_HOST = "{n} nodes on one host: the fit describes this host, not a cluster"
 # Set by `scale` for each cluster; --set may not override them.
@@ -177,14 +177,48 @@ def one_host_note(clusters: list[Cluster]) -> str | None:
     return None
 
 
-def run_throughput(folder: Path) -> tuple[float, int]:
-    """ops/s of a run (the sum over its ops, as YCSB's overall throughput)
-    and its errors, from its summary.json."""
-    try:
-        s = json.loads((folder / "summary.json").read_text())
-    except (OSError, ValueError) as e:
-        raise UserError(f"{folder}/summary.json: cannot read the run's summary: {e}") from None
-    return sum(op["per_second"] for op in s["ops"].values()), int(s.get("errors", 0))
+@dataclass(kw_only=True)
+class Runs(campaign.Campaign):
+    """One run of the workload per cluster, straight into --runs-dir (a
+    campaign without a record file: no series folder, no resume)."""
+
+    KIND, ID_FROM = "scale", "--testid + cluster name"
+
+    workload: str
+    clusters: list[Cluster]
+    vus_per_node: int
+    duration: str
+    settings: dict[str, str]  # --set, every run
+
+    def children(self) -> list[campaign.Child]:
+        out = []
+        for c in self.clusters:
+            t, vus = f"{self.id}-{c.name}", self.vus_per_node * c.nodes
+            out.append(campaign.Child(
+                t, self.workload, f"cluster {c.name} ({', '.join(c.ysql_nodes)})",
+                f"cluster {c.name}: {self.workload}, {self.duration}", c,
+                before=f"cluster {c.name}: {c.nodes} node(s), {vus} VUs, {self.duration}, run {t}"))
+        return out
+
+    def knobs(self, child: campaign.Child) -> dict[str, str]:
+        c: Cluster = child.item
+        return {**self.settings, "YSQL_NODES": ",".join(c.ysql_nodes), "VUS": str(self.vus_per_node * c.nodes),
+                "DURATION": self.duration}
+
+    def record(self, child: campaign.Child, run: run_folder.Run) -> dict:
+        """ops/s of a run (the sum over its ops, as YCSB's overall
+        throughput) and its errors, from its summary.json."""
+        c: Cluster = child.item
+        x = sum(op["per_second"] for op in run.summary["ops"].values())
+        return {"cluster": c.name, "nodes": c.nodes, "ysql_nodes": c.ysql_nodes, "testid": run.testid,
+                "folder": str(run.folder), "throughput": x, "errors": int(run.summary.get("errors", 0)),
+                "k6_exit_code": run.params.get("k6_exit_code")}
+
+    def ran_line(self, child: campaign.Child, rec: dict, seconds: float) -> str | None:
+        if rec["errors"]:
+            return (f"WARNING: run {child.testid} had {rec['errors']} errors; its throughput counts only the "
+                    "statements that ran")
+        return None
 
 
 def from_runs(workload: str, clusters_file: str, *, vus_per_node: int, duration: str, settings: list[str],
@@ -204,38 +238,18 @@ def from_runs(workload: str, clusters_file: str, *, vus_per_node: int, duration:
                         "--duration)")
     name, clusters = load_clusters(Path(clusters_file))
     _check_distinct([float(c.nodes) for c in clusters], clusters_file)
-    prefix = testid or f"scale-{workload}-{time.strftime('%Y%m%dT%H%M%S')}"
-    ids = [f"{prefix}-{c.name}" for c in clusters]
-    for t in ids:
-        if not catalog.TESTID.match(t):
-            raise UserError(f"run id {t!r} (--testid + cluster name): use 1-64 letters, digits, . _ -")
-        if (runs_dir / t).exists():
-            raise UserError(f"{runs_dir / t} exists: a run id is used once")
-    k6_process.check_services(prometheus)
+    p = Runs(id=testid or f"scale-{workload}-{time.strftime('%Y%m%dT%H%M%S')}", results=runs_dir,
+             prometheus=prometheus, quiet=quiet, workload=workload, clusters=clusters, vus_per_node=vus_per_node,
+             duration=duration, settings=knobs)
+    p.prepare()
     one_host = one_host_note(clusters)
     if one_host:
         print(f"NOTE: {one_host}", flush=True)
 
-    points, runs = [], []
-    for c, t in zip(clusters, ids):
-        print(f"cluster {c.name}: {c.nodes} node(s), {vus_per_node * c.nodes} VUs, {duration}, run {t}", flush=True)
-        sets = [f"{k}={v}" for k, v in knobs.items()] + [
-            f"YSQL_NODES={','.join(c.ysql_nodes)}", f"VUS={vus_per_node * c.nodes}", f"DURATION={duration}"]
-        try:
-            # The live line (phase, elapsed, ops/s) where k6's own output is kept to its log.
-            with RunProgress(f"cluster {c.name}: {workload}, {duration}") if quiet else nullcontext() as live:
-                r = k6run.run(workload, testid=t, results=runs_dir, prometheus=prometheus, settings=sets,
-                                quiet=quiet, on_line=live.feed if live else None)
-        except UserError as e:
-            kept = f"; the runs before it are kept in {runs_dir}" if runs else ""
-            raise UserError(f"cluster {c.name} ({', '.join(c.ysql_nodes)}): {e}{kept}") from None
-        x, errors = run_throughput(r.folder)
-        if errors:
-            print(f"WARNING: run {t} had {errors} errors; its throughput counts only the statements that ran",
-                  flush=True)
-        points.append(Point(float(c.nodes), x, "", f"{r.folder}/summary.json"))
-        runs.append({"cluster": c.name, "nodes": c.nodes, "ysql_nodes": c.ysql_nodes, "testid": t,
-                     "folder": str(r.folder), "throughput": x, "errors": errors, "k6_exit_code": r.exit_code})
+    p.run_all({}, say=lambda s: print(s, flush=True))
+    runs = [p.records[c.testid] for c in p.children()]
+    points = [Point(float(r["nodes"]), r["throughput"], "", str(p.runs[r["testid"]].folder / run_folder.SUMMARY))
+              for r in runs]
     m = Measurements(name=f"{name}: {workload}", description=f"{vus_per_node} VUs per node, {duration} per run",
                      source=f"ybbench run {workload} per cluster of {clusters_file} (results in {runs_dir})",
                      quantity=f"{workload} throughput", unit="ops/s", points=points)

@@ -4,28 +4,25 @@ Each step is one `ybbench run` (run.run) with its own testid
 `<sweep-id>-vus<N>` (`-rate<R>`) and folder inside results/<sweep-id>/,
 next to sweep.json (the parameters and each step's numbers, read back from
 the step's own summary.json), rewritten atomically after every step. The
-sweep folder appears only once its first step has finished, so a sweep
-that fails before that leaves nothing; later, every step folder is whole
-(run.run stages it) and `--resume` picks up where it stopped.
+sweep is a campaign (experiments/campaign.py): its folder appears only once
+its first step has finished, so a sweep that fails before that leaves
+nothing; later, every step folder is whole (run.run stages it) and
+`--resume` picks up where it stopped. Here: the steps, their records, the
+ceiling and the knee.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from ybbench.core import catalog
+from ybbench.core import catalog, run_folder
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
-from ybbench.core.files import keeps_finished, staged_dir, write_json
-from ybbench.core.progress import RunProgress
+from ybbench.experiments import campaign
 from ybbench.experiments.sweep import saturation
-from ybbench.run import k6_process, k6run
-
-SWEEP_ID_MAX = 48  # leaves room for -vus<N>/-rate<R> in a 64-char testid
 
 
 def parse_steps(opt: str, text: str) -> list[int]:
@@ -52,30 +49,25 @@ def doubling(max_vus: int) -> list[int]:
     return out if out[-1] == max_vus else out + [max_vus]
 
 
-@dataclass
-class Plan:
-    sweep_id: str
+@dataclass(kw_only=True)
+class Plan(campaign.Campaign):
+    KIND, RECORD, WHAT, CHILD = "sweep", "sweep.json", "steps", "step"
+    ID_FROM, DIFFERS = "--id + the step", "differs from the sweep's"
+    NAMES = {"workload": "the workload", "mode": "the load model (--vus or --rate)",
+             "step_duration": "--step-duration", "settings": "--set"}
+
     workload: str
     mode: str  # "closed" (steps are VUs) or "open" (steps are rates)
     steps: list[int]
     step_duration: str
     settings: dict[str, str]
-    results: Path
-    prometheus: str | None = None
-    loki: str | None = None
-    resume: bool = False
-    done: dict[int, dict] = field(default_factory=dict)  # resumed: step -> record
-
-    @property
-    def folder(self) -> Path:
-        return self.results / self.sweep_id
 
     @property
     def key(self) -> str:
         return "vus" if self.mode == "closed" else "rate"
 
     def step_id(self, n: int) -> str:
-        return f"{self.sweep_id}-{self.key}{n}"
+        return f"{self.id}-{self.key}{n}"
 
     def step_knobs(self, n: int) -> dict[str, str]:
         step = {"VUS": str(n)} if self.mode == "closed" else {"LOAD_MODEL": "constant-arrival-rate", "RATE": str(n)}
@@ -85,6 +77,72 @@ class Plan:
         """What must match for a resume (the step list may grow)."""
         return {"workload": self.workload, "mode": self.mode, "step_duration": self.step_duration,
                 "settings": self.settings}
+
+    def children(self) -> list[campaign.Child]:
+        out = []
+        for i, n in enumerate(self.steps, start=1):
+            head = f"step {i}/{len(self.steps)} {self.key} {n}"
+            out.append(campaign.Child(self.step_id(n), self.workload, head, f"{head} ({self.step_duration})", n))
+        return out
+
+    def unplanned(self, testid: str) -> str:
+        n = testid.removeprefix(f"{self.id}-{self.key}")
+        if not n.isdigit():
+            return super().unplanned(testid)
+        return f"step {self.key}={n} is finished but not in the new list {','.join(map(str, self.steps))}"
+
+    def knobs(self, child: campaign.Child) -> dict[str, str]:
+        knobs = self.step_knobs(child.item)
+        if self.workload in catalog.NEW_KEYS and "KEY_PREFIX" not in knobs:
+            # A step re-run after an interruption must not collide with
+            # the keys its first attempt wrote under the same testid.
+            knobs["KEY_PREFIX"] = catalog.fresh_prefix("s")
+        return knobs
+
+    def ran_with(self, child: campaign.Child) -> dict[str, str]:
+        return self.step_knobs(child.item)
+
+    def record(self, child: campaign.Child, run: run_folder.Run) -> dict:
+        """One step's numbers, from its own summary.json (k6-scripts/lib/summary.js)."""
+        summary = run.summary
+        ops = {}
+        for op, o in summary["ops"].items():
+            lat = o.get("latency_ms")
+            ops[op] = {"count": o["count"], "ops_per_s": o["per_second"], "errors": o["errors"],
+                       "latency_ms": {q: lat[q] for q in ("p50", "p95", "p99", "avg")} if lat else None,
+                       "latency_source": (lat or {}).get("source", "k6") if lat else None}
+        # One op: its latency. Several: the slowest op's (highest p99), when the
+        # summary has them all (OP_LATENCY_SUMMARY=on or --prometheus).
+        lat_op = None
+        if ops and all(o["latency_ms"] for o in ops.values()):
+            lat_op = max(ops, key=lambda op: ops[op]["latency_ms"]["p99"])
+        lat = ops[lat_op]["latency_ms"] if lat_op else {}
+        count = sum(o["count"] for o in ops.values())
+        rec = {
+            self.key: child.item, "testid": run.testid, "folder": run.testid,
+            "ops_per_s": sum(o["ops_per_s"] for o in ops.values()), "count": count,
+            "p50_ms": lat.get("p50"), "p95_ms": lat.get("p95"), "p99_ms": lat.get("p99"), "avg_ms": lat.get("avg"),
+            "latency_op": lat_op, "ops": ops, "errors": summary["errors"],
+            "dropped_iterations": summary["dropped_iterations"], "duration_s": summary["duration_s"],
+            "k6_exit_code": run.params.get("k6_exit_code"),
+        }
+        if self.mode == "open":
+            rec["achieved_per_s"] = count / seconds("--step-duration", self.step_duration)
+        return rec
+
+    def add(self, doc: dict, child: campaign.Child, rec: dict) -> bool:
+        doc["steps"].append(rec)
+        doc.update(analyse(self, doc["steps"]))
+        doc["stopped_early"] = saturation.should_stop(doc["steps"])
+        return doc["stopped_early"]
+
+    def found_note(self, child: campaign.Child, rec: dict) -> str:
+        return f" ({rec['ops_per_s']:.1f} ops/s)"
+
+    def ran_line(self, child: campaign.Child, rec: dict, seconds: float) -> str:
+        p99 = "-" if rec["p99_ms"] is None else f"{rec['p99_ms']:.3f} ms"
+        return (f"{child.head}: {rec['ops_per_s']:.1f} ops/s, p99 {p99}, errors {rec['errors']}, "
+                f"dropped {rec['dropped_iterations']} ({seconds:.0f} s)")
 
 
 def plan(workload: str, *, vus: str | None, rate: str | None, max_vus: int | None, step_duration: str,
@@ -113,94 +171,11 @@ def plan(workload: str, *, vus: str | None, rate: str | None, max_vus: int | Non
                         "sweep offered rates with --rate")
     steps = (parse_steps("--rate", rate) if rate is not None else parse_steps("--vus", vus) if vus is not None
              else doubling(max_vus or 64))
-    sid = catalog.series_id(sweep_id, resume, f"sweep-{workload}-{time.strftime('%Y%m%dT%H%M%S')}", SWEEP_ID_MAX)
-    p = Plan(sid, workload, mode, steps, step_duration, knobs, results, prometheus, loki, resume=bool(resume))
-    for n in steps:
-        if not catalog.TESTID.match(p.step_id(n)):
-            raise UserError(f"step id {p.step_id(n)!r} is longer than 64 characters: use a shorter --id")
-    if resume:
-        _check_resume(p)
-    elif p.folder.exists():
-        raise UserError(f"{p.folder} exists: a sweep id is used once (or --resume {sid})")
-    k6_process.check_services(prometheus, loki)
+    sid = catalog.series_id(sweep_id, resume, f"sweep-{workload}-{time.strftime('%Y%m%dT%H%M%S')}", campaign.ID_MAX)
+    p = Plan(id=sid, results=results, resume=bool(resume), prometheus=prometheus, loki=loki, workload=workload,
+             mode=mode, steps=steps, step_duration=step_duration, settings=knobs)
+    p.prepare()
     return p
-
-
-def _check_resume(p: Plan) -> None:
-    """The resumed sweep exists, ran the same parameters, and its finished
-    steps are in the new list; fills p.done from their folders."""
-    doc_path = p.folder / "sweep.json"
-    if not doc_path.is_file():
-        raise UserError(f"--resume {p.sweep_id}: no sweep at {p.folder} (no sweep.json)")
-    try:
-        old = json.loads(doc_path.read_text())
-        old_params = old["params"]
-    except (ValueError, KeyError) as e:
-        raise UserError(f"--resume {p.sweep_id}: {doc_path} is not a sweep's ({e})") from None
-    names = {"workload": "the workload", "mode": "the load model (--vus or --rate)",
-             "step_duration": "--step-duration", "settings": "--set"}
-    for k, v in p.params().items():
-        if old_params.get(k) != v:
-            raise UserError(f"--resume {p.sweep_id}: {names[k]} differs from the sweep's: "
-                            f"{_show(v)} here, {_show(old_params.get(k))} in {doc_path}")
-    # Finished steps: whatever folders exist, whether or not sweep.json was
-    # rewritten after them (an interruption between the two).
-    found = {}
-    for d in p.folder.iterdir():
-        m = re.fullmatch(re.escape(p.sweep_id) + rf"-{p.key}([0-9]+)", d.name)
-        if m and d.is_dir():
-            found[int(m.group(1))] = d
-    for n in sorted(found):
-        if n not in p.steps:
-            raise UserError(f"--resume {p.sweep_id}: step {p.key}={n} is finished but not in the new list "
-                            f"{','.join(map(str, p.steps))}")
-    for n, d in sorted(found.items()):
-        p.done[n] = step_record(p, n, d)
-
-
-def _show(v) -> str:
-    if isinstance(v, dict):
-        return ",".join(f"{k}={x}" for k, x in sorted(v.items())) or "(none)"
-    return str(v)
-
-
-def step_record(p: Plan, n: int, folder: Path) -> dict:
-    """One step's numbers, from its own summary.json (k6-scripts/lib/summary.js)."""
-    try:
-        summary = json.loads((folder / "summary.json").read_text())
-        params = json.loads((folder / "params.json").read_text())
-    except (OSError, ValueError) as e:
-        raise UserError(f"step {folder.name}: no usable summary.json/params.json ({e})") from None
-    want = p.step_knobs(n)
-    knobs = params.get("knobs", {})
-    wrong = {k: knobs.get(k) for k, v in want.items() if knobs.get(k) != v}
-    if params.get("workload") != p.workload or wrong:
-        raise UserError(f"step {folder.name} ran other parameters than this sweep's: "
-                        f"{params.get('workload')} {_show(wrong)}")
-    ops = {}
-    for op, o in summary["ops"].items():
-        lat = o.get("latency_ms")
-        ops[op] = {"count": o["count"], "ops_per_s": o["per_second"], "errors": o["errors"],
-                   "latency_ms": {q: lat[q] for q in ("p50", "p95", "p99", "avg")} if lat else None,
-                   "latency_source": (lat or {}).get("source", "k6") if lat else None}
-    # One op: its latency. Several: the slowest op's (highest p99), when the
-    # summary has them all (OP_LATENCY_SUMMARY=on or --prometheus).
-    lat_op = None
-    if ops and all(o["latency_ms"] for o in ops.values()):
-        lat_op = max(ops, key=lambda op: ops[op]["latency_ms"]["p99"])
-    lat = ops[lat_op]["latency_ms"] if lat_op else {}
-    count = sum(o["count"] for o in ops.values())
-    rec = {
-        p.key: n, "testid": folder.name, "folder": folder.name,
-        "ops_per_s": sum(o["ops_per_s"] for o in ops.values()), "count": count,
-        "p50_ms": lat.get("p50"), "p95_ms": lat.get("p95"), "p99_ms": lat.get("p99"), "avg_ms": lat.get("avg"),
-        "latency_op": lat_op, "ops": ops, "errors": summary["errors"],
-        "dropped_iterations": summary["dropped_iterations"], "duration_s": summary["duration_s"],
-        "k6_exit_code": params.get("k6_exit_code"),
-    }
-    if p.mode == "open":
-        rec["achieved_per_s"] = count / seconds("--step-duration", p.step_duration)
-    return rec
 
 
 def analyse(p: Plan, steps: list[dict]) -> dict:
@@ -246,48 +221,10 @@ def verdict(p: Plan, doc: dict) -> list[str]:
 
 def execute(p: Plan, say=print) -> tuple[dict, int]:
     """Run (or resume) the sweep; returns sweep.json's content and the exit code."""
-    doc = {"sweep_id": p.sweep_id, "params": p.params(), "steps_planned": p.steps,
+    doc = {"sweep_id": p.id, "params": p.params(), "steps_planned": p.steps,
            "prometheus": p.prometheus, "loki": p.loki, "steps": [], "status": "running", "stopped_early": False,
            **analyse(p, [])}
-    todo = list(p.steps)
-    folder = p.folder
-
-    def step(where: Path) -> None:
-        n = todo.pop(0)
-        i = len(p.steps) - len(todo)
-        if n in p.done:
-            rec = p.done[n]
-            say(f"step {i}/{len(p.steps)} {p.key} {n}: already finished, not re-run ({rec['ops_per_s']:.1f} ops/s)")
-        else:
-            started = time.time()
-            knobs = p.step_knobs(n)
-            if p.workload in catalog.NEW_KEYS and "KEY_PREFIX" not in knobs:
-                # A step re-run after an interruption must not collide with
-                # the keys its first attempt wrote under the same testid.
-                knobs["KEY_PREFIX"] = catalog.fresh_prefix("s")
-            with RunProgress(f"step {i}/{len(p.steps)} {p.key} {n} ({p.step_duration})") as live:
-                k6run.run(p.workload, testid=p.step_id(n), results=where, prometheus=p.prometheus, loki=p.loki,
-                            settings=[f"{k}={v}" for k, v in knobs.items()], quiet=True, on_line=live.feed)
-            rec = step_record(p, n, where / p.step_id(n))
-            p99 = "-" if rec["p99_ms"] is None else f"{rec['p99_ms']:.3f} ms"
-            say(f"step {i}/{len(p.steps)} {p.key} {n}: {rec['ops_per_s']:.1f} ops/s, p99 {p99}, "
-                f"errors {rec['errors']}, dropped {rec['dropped_iterations']} ({time.time() - started:.0f} s)")
-        doc["steps"].append(rec)
-        doc.update(analyse(p, doc["steps"]))
-        if saturation.should_stop(doc["steps"]):
-            doc["stopped_early"] = True
-            todo.clear()
-        doc["status"] = "running" if todo else "stopped early" if doc["stopped_early"] else "complete"
-        write_json(where / "sweep.json", doc)
-
-    with keeps_finished(folder, doc, "sweep.json", "steps", p.sweep_id):
-        if not p.resume:
-            # The folder appears with its first finished step, or not at all.
-            with staged_dir(folder) as stage:
-                step(stage)
-        while todo:
-            step(folder)
-    code = 99 if any(s["k6_exit_code"] == 99 for s in doc["steps"]) else 0
+    code = p.run_all(doc, say)
     return doc, code
 
 
@@ -295,7 +232,7 @@ def command(a) -> int:
     p = plan(a.workload, vus=a.vus, rate=a.rate, max_vus=a.max_vus, step_duration=a.step_duration,
              settings=a.set, sweep_id=a.id, resume=a.resume, results=Path(a.results),
              prometheus=a.prometheus, loki=a.loki)
-    print(f"sweep {p.sweep_id}: {p.workload}, {p.key} {','.join(map(str, p.steps))}, "
+    print(f"sweep {p.id}: {p.workload}, {p.key} {','.join(map(str, p.steps))}, "
           f"{p.step_duration} per step{' (resumed)' if p.resume else ''}", flush=True)
     doc, code = execute(p, say=lambda s: print(s, flush=True))
     print()
