@@ -13,18 +13,21 @@ from typing import Iterator
 from ybbench.core.errors import UserError
 
 
-def write_json(path: Path, data: object) -> None:
-    """Write JSON atomically: a temporary file in the same folder, then rename."""
+def write_file(path: Path, content: str | bytes) -> None:
+    """Write a file atomically: a temporary file in the same folder, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2, sort_keys=True)
-            f.write("\n")
+        with os.fdopen(fd, "wb") as f:
+            f.write(content.encode() if isinstance(content, str) else content)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json(path: Path, data: object) -> None:
+    write_file(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 @contextmanager

@@ -20,7 +20,6 @@ import html
 import json
 import math
 import os
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -30,7 +29,7 @@ from pathlib import Path
 from ybbench.core import run_folder
 from ybbench.core.catalog import SECRET_NAMES
 from ybbench.core.errors import UserError
-from ybbench.core.files import write_json
+from ybbench.core.files import write_file, write_json
 from ybbench.core.services import check_ready
 from ybbench.experiments.reproduce import expected
 from ybbench.report import run_rates, seed_charts
@@ -261,18 +260,6 @@ def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[di
 CSS = ("body{font-family:sans-serif;max-width:60em;margin:1em auto}table{border-collapse:collapse}"
        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}figure{margin:1em 0}"
        "figcaption{font-size:small;color:#444}.note{background:#fff3cd;padding:4px}")
-
-
-def write_file(path: Path, text: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode() if isinstance(text, str) else text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def report(testids: list[str], results: Path, prometheus: str | None, out: Path | None,

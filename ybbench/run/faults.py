@@ -14,7 +14,6 @@ event goes to results/<testid>/events.json and, with --loki, to Loki as
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -27,6 +26,7 @@ from ybbench.core import logs
 from ybbench.core.catalog import REPO
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
+from ybbench.core.files import write_json
 
 COMPOSE_FILE = REPO / "compose" / "docker-compose.yml"
 # compose/docker-compose.yml mounts this folder as Prometheus' targets/.
@@ -123,9 +123,7 @@ def target_file(service: str) -> Path:
 def _write_targets(service: str) -> None:
     groups = [{"labels": {"export_type": kind, "node_prefix": "ybbench"}, "targets": [f"{service}:{port}"]}
               for port, kind in TSERVER_EXPORTS.items()]
-    tmp = target_file(service).with_suffix(".tmp")
-    tmp.write_text(json.dumps(groups, indent=2) + "\n")
-    os.replace(tmp, target_file(service))  # Prometheus must never read half a file
+    write_json(target_file(service), groups)  # atomic: Prometheus must never read half a file
 
 
 def apply(e: Event) -> tuple[bool, str]:
