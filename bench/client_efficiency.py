@@ -216,7 +216,7 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
     table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, "
                         f"{repeat} runs of {seconds} s per client, interleaved (median, min–max)")
     # ops/s per client core = 10^6 / µs per op: what one core of this client
-    # sustains; the README's sizing is computed from it.
+    # sustains; docs/client-efficiency.md's sizing is computed from it.
     for col in ("workload", "client", "ops/s", "client CPU µs/op", "min–max", "× pgbench", "ops/s per client core"):
         table.add_column(col, justify="right" if col not in ("workload", "client") else "left")
     ycsb = {"REQUEST_DISTRIBUTION": "uniform", "RECORD_COUNT": YCSB_RECORDS}

@@ -1,5 +1,5 @@
 // kv-random-read: uncached random reads (seed 004): 150 readers, uniform over the whole key space, no writes.
-// Knobs: lib/kv.js and README (Workloads).
+// Knobs: lib/kv.js and docs/workloads.md.
 import { kvWorkload } from "./lib/kv.js";
 
 const w = kvWorkload("kv-random-read", { vus: 150 });

@@ -8,7 +8,7 @@
 //   KEY_PREFIX       key prefix, distinct per generator (default: the testid)
 //   NUM_UNIQUE_KEYS  stop after this many keys (0 = no bound, run DURATION)
 //   ROW_BYTES        key + value bytes per row (64)
-//   VUS DURATION     concurrency and length (16, 30s); LOAD_MODEL etc.: README
+//   VUS DURATION     concurrency and length (16, 30s); LOAD_MODEL etc.: docs/workloads.md
 import { identifier, int, str, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, ensure, where } from "./lib/db.js";
 import { sqlRowFiller } from "./lib/keys.js";

@@ -9,7 +9,7 @@
 //
 //   WRITE_PERCENT  share of inserts, percent (50: one reader, one writer)
 //   KEY_PREFIX     key prefix (default: the testid)
-//   TABLE          (sqlsecondaryindex), and the common knobs (README)
+//   TABLE          (sqlsecondaryindex), and the common knobs (docs/workloads.md)
 import exec from "k6/execution";
 import { identifier, number, str, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, ensure } from "./lib/db.js";

@@ -6,7 +6,7 @@
 //   KEY_PREFIX       the prefix the insert run used (required)
 //   MAX_WRITTEN_KEY  how many keys that run wrote (required)
 //   WRITE_PERCENT    share of updates, percent (50: one reader, one writer)
-//   TABLE            (postgresqlkeyvalue), and the common knobs (README)
+//   TABLE            (postgresqlkeyvalue), and the common knobs (docs/workloads.md)
 import { identifier, int, number, str, required, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, requireKey } from "./lib/db.js";
 import { key, uniformIndex } from "./lib/keys.js";

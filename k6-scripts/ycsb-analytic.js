@@ -5,7 +5,7 @@
 //
 //   RUNS    how many times to run the query (5)
 //   FIELD   the field to split (field0)
-//   TABLE, and the common knobs (README); VUS defaults to 1
+//   TABLE, and the common knobs (docs/workloads.md); VUS defaults to 1
 import { identifier, int, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
 import { attempt, tagIteration } from "./lib/metrics.js";

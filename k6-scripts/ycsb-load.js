@@ -5,7 +5,7 @@
 //   RECORD_COUNT   records in the table when every loader is done (1000)
 //   INSERT_START   first key number this loader inserts (0), as YCSB's insertstart
 //   INSERT_COUNT   how many it inserts (RECORD_COUNT - INSERT_START)
-//   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (README)
+//   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (docs/workloads.md)
 // Several k6 instances (execution segments) split INSERT_COUNT between them.
 import { ConfigError, identifier, int, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, ensure } from "./lib/db.js";

@@ -8,7 +8,7 @@
 //   ZIPFIAN_CONSTANT      (0.99)
 //   RECORD_COUNT          records ycsb-load wrote (1000)
 //   OPERATION_COUNT       stop after this many operations (0: run DURATION)
-//   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (README)
+//   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (docs/workloads.md)
 // A read is SELECT of all fields by key; an update sets one random field.
 import { identifier, int, number, oneOf, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, errorMessage } from "./lib/db.js";

@@ -133,10 +133,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob")
     r.add_argument("--quiet", action="store_true", help="keep k6's output in the log only")
     r.add_argument("--generators", default="1", metavar="N", help="split the run over N k6 processes (execution "
-                   "segments, one testid, one merged summary.json; README \"Distributed k6\")")
+                   "segments, one testid, one merged summary.json; docs/scale-out.md \"Distributed k6\")")
     r.add_argument("--event", action="append", default=[], metavar="AT:ACTION:SERVICE",
                    help="a fault or expansion on the compose stack during the run, e.g. 20s:stop:yb-tserver-2; "
-                   "actions: stop, start, kill, restart, add, remove (README \"Faults and expansion\")")
+                   "actions: stop, start, kill, restart, add, remove (docs/faults-and-verify.md \"Faults and expansion\")")
     r.set_defaults(func=_run)
 
     d = sub.add_parser("doe", help="a two-level (fractional) factorial design: aliases, effects, charts")

@@ -7,7 +7,7 @@ import { goHelpers } from "./go_helpers.js";
 // Everything here is O(1) memory: no key lists, whatever RECORD_COUNT.
 // Where k6 has our Go module (lib/go_helpers.js), keyName, keyChooser and
 // fieldMaker are its Go versions of the same arithmetic: a key name costs
-// under 1 µs there, ~16 µs here (README "What keeps the workloads cheap").
+// under 1 µs there, ~16 µs here (docs/client-efficiency.md "What keeps the workloads cheap").
 
 // FNV-1a 64 of a key number's 8 bytes, low byte first, as YCSB hashes key
 // numbers, in two 32-bit halves of plain numbers (sobek's BigInt is ~10x

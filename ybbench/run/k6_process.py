@@ -19,8 +19,8 @@ from ybbench.core.services import check_ready
 # Go's garbage collector for k6, unless the environment sets it: each
 # statement allocates ~4 KB of short-lived JS and driver objects, and
 # collecting at 5x the live heap instead of 2x takes ~10% less client CPU per
-# operation for more RSS (556 MB instead of 387 at 400 VUs; README "Client
-# efficiency").
+# operation for more RSS (556 MB instead of 387 at 400 VUs;
+# docs/client-efficiency.md).
 # k6's own summary keeps every iteration's duration, so the live heap grows
 # with a long run (not with our Go helpers: k6-scripts/lib/go_helpers.js);
 # the soft limit (a quarter of this machine's memory) makes Go collect more
@@ -97,7 +97,7 @@ DASHBOARD_MAX_S = 15 * 60
 
 def long_runs_without_dashboard(env: dict[str, str]) -> None:
     """K6_WEB_DASHBOARD=false for runs longer than DASHBOARD_MAX_S, unless
-    the user's environment says otherwise (README "k6's own report")."""
+    the user's environment says otherwise (docs/reports.md "k6's own report")."""
     if "K6_WEB_DASHBOARD" in env:
         return
     try:
