@@ -125,7 +125,7 @@ def test_a_design_runs_every_row_is_resumed_after_an_interrupt_and_analysed(bina
     params = {p.name: read(p / "params.json") for p in runs}
     summary = {p.name: read(p / "summary.json") for p in runs}
     y = {t: sum(o["per_second"] for o in s["ops"].values()) for t, s in summary.items()}
-    # The runs went in the recorded (seeded, random) order.
+    # The runs went in the recorded (random, by its shuffle number) order.
     assert sorted(params, key=lambda t: params[t]["started"]) == doc["order"]
     points: dict[tuple, list[str]] = {}
     for t, p in params.items():
@@ -189,7 +189,7 @@ def test_a_failing_run_keeps_the_finished_ones(binaries, postgres, tmp_path):
     """A level k6 refuses (checked by the workload, not here) fails its
     runs: the runs before it in the order are kept, whole, and the error
     says how to go on."""
-    design = example(tmp_path / "design.yaml", seed=2,
+    design = example(tmp_path / "design.yaml", shuffle=2,
                      factors={"A": {"knob": "OP_SIZE", "values": [1, 100]},
                               "B": {"workload": ["kv-random-read", "kv-load"]},
                               "D": {"knob": "ISOLATION", "values": ["read_committed", "bogus"]}})
@@ -203,7 +203,7 @@ def test_a_failing_run_keeps_the_finished_ones(binaries, postgres, tmp_path):
     assert f"--resume {did} to go on" in r.stderr
     folder = results / did
     state = read(folder / "doe.json")
-    assert state["status"].startswith("failed: ") and state["seed"] == 2
+    assert state["status"].startswith("failed: ") and state["shuffle"] == 2
     # Finished: the runs before the first with ISOLATION=bogus (D = +1: runs 1 and 4 of the sign table).
     order = state["order"]
     first_bad = next(i for i, t in enumerate(order) if t.endswith(("-r1-1", "-r4-1")))
@@ -277,7 +277,9 @@ RUN_CASES = {
                                             "run.load.keys: 2050 is not a multiple of the load's OP_SIZE 100"),
     "reads wider than the load": (lambda d: d["run"]["load"].update(keys=50, knobs={"OP_SIZE": 50}),
                                   "reads OP_SIZE=100 keys a statement, more than the 50 of run.load.keys"),
-    "a bad seed": (run_section(seed=-1), "run.seed: expected a whole number >= 0"),
+    "a bad shuffle": (run_section(shuffle=-1), "run.shuffle: expected a whole number >= 0"),
+    "a bad seed (shuffle's old name)": (run_section(seed=-1), "run.seed: expected a whole number >= 0"),
+    "shuffle and its old name": (run_section(shuffle=1, seed=1), "run: shuffle and seed: give one"),
 }
 
 

@@ -8,7 +8,7 @@ names the file, the place and what is wrong.
       duration: 10s                  # every row's DURATION
       response: ops_per_s            # y, from each row's summary.json (RESPONSES)
       knobs: {VUS: 8}                # every row's (and the load's)
-      seed: 7                        # the run order's shuffle (default: drawn, recorded)
+      shuffle: 7                     # the run order's shuffle number (default: drawn, recorded)
       factors:                       # each factor: what its level 1 and level 2 change
         A: {knob: OP_SIZE, values: [1, 100]}
         B: {workload: [kv-random-read, kv-load]}
@@ -28,7 +28,8 @@ from ybbench.core import catalog, inputs
 from ybbench.core.durations import DURATION
 from ybbench.core.errors import UserError
 
-RUN_KEYS = {"workload", "duration", "response", "knobs", "factors", "load", "seed"}
+# "seed" is shuffle's old name, still read: in ybbench a seed is a published benchmark.
+RUN_KEYS = {"workload", "duration", "response", "knobs", "factors", "load", "shuffle", "seed"}
 MAP_KEYS = {"workload", "knob", "values", "knobs"}
 LOAD_KEYS = {"workload", "keys", "duration", "knobs"}
 LOAD_DURATION = "10m"  # the load's limit: it stops once it has written its keys
@@ -81,7 +82,7 @@ class RunSpec:
     sources: dict[str, str]  # knob -> where the file sets it
     rows: list[Row]
     load: Load | None
-    seed: int | None
+    shuffle: int | None
     replications: int = 1
     mapped: dict[str, str] = field(default_factory=dict)  # letter -> what it changes, for the output
 
@@ -186,9 +187,12 @@ def parse(raw: object, where: str, factors, design, replications: int) -> RunSpe
                         + "; ".join(f"{k} ({v})" for k, v in RESPONSES.items()))
     knobs = _knobs(f"{w}.knobs", run.get("knobs"))
     sources = {k: "run.knobs" for k in knobs}
-    seed = run.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise UserError(f"{w}.seed: expected a whole number >= 0, got {seed!r}")
+    if "shuffle" in run and "seed" in run:
+        raise UserError(f"{w}: shuffle and seed: give one (seed is shuffle's old name)")
+    key = "seed" if "seed" in run else "shuffle"
+    shuffle = run.get(key)
+    if shuffle is not None and (isinstance(shuffle, bool) or not isinstance(shuffle, int) or shuffle < 0):
+        raise UserError(f"{w}.{key}: expected a whole number >= 0, got {shuffle!r}")
 
     maps = run.get("factors")
     if not isinstance(maps, dict) or not maps:
@@ -242,7 +246,7 @@ def parse(raw: object, where: str, factors, design, replications: int) -> RunSpe
     mapped = {x: ", ".join(filter(None, [f"workload {'/'.join(wl)}" if wl else "",
                                          ", ".join(f"{k} {a[k]}/{b[k]}" for k in a)]))
               for x, (wl, (a, b)) in by_letter.items()}
-    return RunSpec(dur, response, knobs, sources, rows, load, seed, replications, mapped)
+    return RunSpec(dur, response, knobs, sources, rows, load, shuffle, replications, mapped)
 
 
 def _load(where: str, raw: object, knobs: dict[str, str], sources: dict[str, str]) -> Load | None:

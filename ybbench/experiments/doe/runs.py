@@ -2,8 +2,8 @@
 replication one `ybbench run` (run.run), then the analysis of what they
 measured.
 
-Everything lives in results/<design-id>/: doe.json (the plan, the seeded
-random run order, each finished run's y; rewritten atomically after each
+Everything lives in results/<design-id>/: doe.json (the plan, the random
+run order and its shuffle number, each finished run's y; rewritten atomically after each
 run), the load's folder `<design-id>-load` when read rows need keys, one
 folder per run and replication `<design-id>-r<run>-<replication>`, and
 analysis/ (results.json and the charts). The design is a campaign
@@ -52,7 +52,7 @@ class Plan(campaign.Campaign):
     df: DesignFile
     spec: RunSpec
     settings: dict[str, str]  # --set, every run
-    seed: int
+    shuffle: int  # the number that drew the run order
     order: list[Job]  # the order the runs go in
 
     @property
@@ -77,9 +77,11 @@ class Plan(campaign.Campaign):
                 "load": ld and {"workload": ld.workload, "testid": self.load_id, "knobs": self.load_knobs()}}
 
     def resumed(self, old: dict) -> None:
-        """The design's order is kept (and the seed that drew it)."""
+        """The design's order is kept (and the shuffle number that drew it;
+        "seed" in a doe.json written before it was renamed)."""
         by_id = {j.testid: j for j in self.order}
-        self.seed, self.order = old["seed"], [by_id[t] for t in old["order"]]
+        self.shuffle = old["shuffle"] if "shuffle" in old else old["seed"]
+        self.order = [by_id[t] for t in old["order"]]
 
     def children(self) -> list[campaign.Child]:
         """The load (when read rows need keys), then the rows' runs in the order."""
@@ -149,11 +151,12 @@ def jobs(design_id: str, spec: RunSpec) -> list[Job]:
             for rep in range(1, spec.replications + 1)]
 
 
-def shuffled(all_jobs: list[Job], seed: int) -> list[Job]:
+def shuffled(all_jobs: list[Job], shuffle: int) -> list[Job]:
     """Runs in a random order (a drift of the machine over time then spreads
-    over every effect instead of landing on one), reproducible by seed."""
+    over every effect instead of landing on one), the same for the same
+    shuffle number."""
     order = list(all_jobs)
-    random.Random(seed).shuffle(order)
+    random.Random(shuffle).shuffle(order)
     return order
 
 
@@ -181,9 +184,9 @@ def plan(path: str, *, design_id: str | None, resume: str | None, results: Path,
     did = catalog.series_id(design_id, resume,
                             f"{re.sub(r'[^A-Za-z0-9_.-]', '-', df.name)[:24]}-{time.strftime('%Y%m%dT%H%M%S')}",
                             DESIGN_ID_MAX)
-    seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2 ** 31)
+    shuffle = spec.shuffle if spec.shuffle is not None else random.SystemRandom().randrange(2 ** 31)
     p = Plan(id=did, results=results, resume=bool(resume), prometheus=prometheus, loki=loki, df=df, spec=spec,
-             settings=knobs, seed=seed, order=shuffled(jobs(did, spec), seed))
+             settings=knobs, shuffle=shuffle, order=shuffled(jobs(did, spec), shuffle))
     p.prepare()
     if out is None and (p.folder / "analysis").exists():
         raise UserError(f"{p.folder / 'analysis'} exists: this design is finished and analysed")
@@ -204,7 +207,7 @@ def response(summary: dict, name: str, testid: str) -> float:
 
 def execute(p: Plan, say=print) -> tuple[dict, int]:
     """Run (or resume) the design; returns doe.json's content and the exit code."""
-    doc = {"design_id": p.id, "file": str(p.df.path), "params": p.params(), "seed": p.seed,
+    doc = {"design_id": p.id, "file": str(p.df.path), "params": p.params(), "shuffle": p.shuffle,
            "order": [j.testid for j in p.order], "prometheus": p.prometheus, "loki": p.loki, "load": None, "runs": {},
            "status": "running"}
     code = p.run_all(doc, say)
@@ -234,7 +237,7 @@ def command(a) -> int:
              prometheus=a.prometheus, loki=a.loki, out=a.out, alpha=a.alpha)
     spec = p.spec
     print(f"design {p.id}: {p.df.design.runs} runs x {spec.replications} replication(s), "
-          f"{spec.duration} each, in a random order (seed {p.seed}){' (resumed)' if p.resume else ''}", flush=True)
+          f"{spec.duration} each, in a random order (shuffle {p.shuffle}){' (resumed)' if p.resume else ''}", flush=True)
     if p.df.y is not None:
         print("  (the file's results: are not used: y is measured here)", flush=True)
     doc, code = execute(p, say=lambda s: print(s, flush=True))
