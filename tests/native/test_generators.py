@@ -57,7 +57,7 @@ def expected_keys(merged: dict, each: list[dict], knobs: dict) -> set[str]:
     if merged["workload"] == "sql-secondary-index":  # VU i writes i-1, i-1+VUS, ...: one VU per generator here
         return {f"{merged['testid']}:{n}" for n in striped(counts)}
     if merged["workload"] == "ycsb-load":  # YCSB's hashed key of each record number below RECORD_COUNT
-        from .workloads import ycsb_key
+        from ..support.workloads import ycsb_key
         return {ycsb_key(n) for n in range(int(knobs["RECORD_COUNT"]))}
     raise AssertionError(f"no key scheme here for {merged['workload']}")
 
@@ -177,7 +177,7 @@ def test_kv_load_over_three_generators_without_prometheus(binaries, postgres, tm
 
 
 def test_ycsb_load_over_three_generators_writes_each_record_once(binaries, postgres, tmp_path):
-    from .workloads import ycsb_key
+    from ..support.workloads import ycsb_key
     table = f"gen_ycsb_{uuid.uuid4().hex[:6]}"
     r = run_n("ycsb-load", postgres, tmp_path, TABLE=table, RECORD_COUNT=3000, VUS=3, DURATION="60s")
     merged = assert_merged(r, table, "ycsb_key", postgres)

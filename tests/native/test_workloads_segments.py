@@ -35,7 +35,7 @@ def run_segments(workload: str, pg, tmp_path, **knobs) -> list[dict]:
 
 
 def test_ycsb_load_in_two_segments_writes_each_record_once(binaries, postgres, tmp_path):
-    from .workloads import ycsb_key
+    from ..support.workloads import ycsb_key
     table = f"usertable_seg_{uuid.uuid4().hex[:6]}"
     parts = run_segments("ycsb-load", postgres, tmp_path, TABLE=table, RECORD_COUNT=3000, VUS=4, DURATION="60s")
     assert [d["errors"] for d in parts] == [0, 0]
