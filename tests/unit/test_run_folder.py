@@ -58,18 +58,3 @@ def test_a_missing_run_is_named(tmp_path):
         assert r.returncode != 0, r.stderr
         assert f"no run 'nosuch': {tmp_path / 'results' / 'nosuch'} does not exist" in r.stderr, r.stderr
 
-
-def test_an_atomic_write_gets_the_mode_open_gives(tmp_path):
-    """core/files.write_file renames a temporary file (mkstemp's are 0600)
-    into place; the file must end up as open() would make it, or a reader
-    running as another user (Prometheus reading a fault's target file)
-    cannot read it."""
-    from ybbench.core.files import write_file, write_json
-
-    (tmp_path / "by-open").write_text("x")
-    expected = (tmp_path / "by-open").stat().st_mode & 0o777  # what the OS gives under this umask
-    write_file(tmp_path / "a.txt", "x")
-    write_json(tmp_path / "b.json", {"k": 1})
-    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == expected
-    assert (tmp_path / "b.json").stat().st_mode & 0o777 == expected
-    assert expected & 0o044, "the test's umask hides the point: files should be readable by others"

@@ -13,11 +13,26 @@ from typing import Iterator
 from ybbench.core.errors import UserError
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it (os.umask would, for
+    a moment, under the faults' thread)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022
+
+
 def write_file(path: Path, content: str | bytes) -> None:
-    """Write a file atomically: a temporary file in the same folder, then rename."""
+    """Write a file atomically: a temporary file in the same folder, then
+    rename. The file gets the mode open() would give it (mkstemp's is 0600:
+    Prometheus, another user, must read a tserver's target file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(content.encode() if isinstance(content, str) else content)
         os.replace(tmp, path)
