@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -220,8 +221,22 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# Where a flag is not given, these variables give it (the compose `ybbench`
+# service sets them to the stack's Prometheus and Loki); unset, nothing changes.
+ENV_DEFAULTS = {"prometheus": "YBBENCH_PROMETHEUS", "loki": "YBBENCH_LOKI"}
+
+
+def env_defaults(a: argparse.Namespace) -> None:
+    if a.command == "doe" and not (a.run or a.resume):
+        return  # the analysis alone takes no --prometheus or --loki
+    for attr, var in ENV_DEFAULTS.items():
+        if getattr(a, attr, "absent") is None and os.environ.get(var):
+            setattr(a, attr, os.environ[var])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    env_defaults(args)
     try:
         return args.func(args)
     except UserError as e:
