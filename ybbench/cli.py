@@ -91,6 +91,13 @@ def _report(a: argparse.Namespace) -> int:
     return command(a.testid, a.results, a.prometheus, a.out, a.png)
 
 
+def _compare(a: argparse.Namespace) -> int:
+    # numpy, scipy and matplotlib load only for this command.
+    from ybbench.report.compare import command
+
+    return command(a.base, a.other, a.results, a.prometheus, a.out, a.alpha, a.allow_different_workloads)
+
+
 def _reproduce(a: argparse.Namespace) -> int:
     from ybbench.experiments.reproduce.runs import command
 
@@ -192,6 +199,20 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--out", help="the HTML file (default: results/<first testid>/report.html); its data in .json")
     o.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<testid>-<chart id>.png")
     o.set_defaults(func=_report)
+
+    q = sub.add_parser("compare", help="did it get faster? each run against a base, per op: ops/s ratio with a "
+                       "block-bootstrap interval and a verdict, latency p50/p95/p99, what differs")
+    q.add_argument("base", help="the base run id: a folder of --results")
+    q.add_argument("other", nargs="+", help="run ids to compare with the base")
+    q.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
+    q.add_argument("--prometheus", help="Prometheus URL: the per-second ops/s series (needed for a verdict) and "
+                   "latency from k6's native histograms")
+    q.add_argument("--out", help="a new folder for compare.json and compare.html (default: "
+                   "<results>/compare-<time>; written whole or not at all)")
+    q.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals (0.05)")
+    q.add_argument("--allow-different-workloads", action="store_true",
+                   help="compare runs of different workloads (refused otherwise)")
+    q.set_defaults(func=_compare)
 
     m = sub.add_parser("demo", help="sql-inserts then sql-selects on a throwaway local PostgreSQL 15, and a report")
     m.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")

@@ -1,0 +1,212 @@
+"""`ybbench compare` on real runs of the native stack: sql-selects at 1 VU
+against 8 VUs (a difference made on purpose), two runs of the same
+settings, the numbers read back against k6's summary.json and against
+PromQL written here, and every bad input (exit 2, a message, nothing
+written)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import uuid
+
+import pytest
+
+from ..support.stack import free_port
+from ..support.ybbench_cli import ybbench, ybbench_run
+
+# A verdict needs 9 whole seconds in the window (3 blocks of 3: core/bootstrap.py). k6 adds ~0.1 s to DURATION
+# here (8 s runs had windows of 8.06 s: 7 whole seconds, no verdict); 10 s make 9 or 10.
+DURATION = "10s"
+
+
+@pytest.fixture(scope="module")
+def runs(postgres, prometheus, tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    rid = f"cmp{uuid.uuid4().hex[:8]}"
+    ins = ybbench_run("sql-inserts", postgres, results, testid=f"{rid}-ins", prometheus=prometheus.url,
+                      knobs={"VUS": 4, "DURATION": "3s", "KEY_PREFIX": rid})
+    assert ins.code == 0, ins.output
+    sel = {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins.digest()["rows_written"], "DURATION": DURATION}
+    out = {"results": results, "ins": ins}
+    for name, vus in (("vu1", 1), ("vu8", 8), ("vu1b", 1)):
+        done = ybbench_run("sql-selects", postgres, results, testid=f"{rid}-{name}", prometheus=prometheus.url,
+                           knobs={**sel, "VUS": vus})
+        assert done.code == 0, done.output
+        out[name] = done
+    return out
+
+
+def compare(runs, *ids, out=None, prometheus=None, extra=()):
+    args = ["compare", *ids, "--results", str(runs["results"])]
+    if out:
+        args += ["--out", str(out)]
+    if prometheus:
+        args += ["--prometheus", prometheus]
+    return ybbench(*args, *extra)
+
+
+@pytest.fixture(scope="module")
+def eight_vs_one(runs, prometheus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cmp") / "vu8"
+    p = compare(runs, runs["vu1"].folder.name, runs["vu8"].folder.name, out=out, prometheus=prometheus.url)
+    assert p.returncode == 0, p.stderr
+    print(p.stdout)
+    return p, json.loads((out / "compare.json").read_text()), out
+
+
+def _window(done) -> tuple[float, float]:
+    params = json.loads((done.folder / "params.json").read_text())
+    return params["started"], params["finished"]
+
+
+def test_eight_vus_are_faster_than_one(runs, eight_vs_one):
+    p, doc, out = eight_vs_one
+    # The direction from k6's own counts over k6's own durations.
+    one, eight = runs["vu1"].digest(), runs["vu8"].digest()
+    k6_ratio = (eight["ops"]["select"]["count"] / eight["duration_s"]) / (one["ops"]["select"]["count"] / one["duration_s"])
+    assert k6_ratio > 1.2, k6_ratio
+    (c,) = doc["comparisons"]
+    s = c["ops"]["select"]
+    assert s["verdict"] == "faster", s
+    assert 1 < s["low"] <= s["ratio"] <= s["high"]
+    assert s["seconds"]["base"] >= 9 and s["seconds"]["other"] >= 9
+    assert s["block_length"] == {"base": 3, "other": 3} or s["seconds"]["base"] >= 12
+    assert c["differences"] == {"knobs": {"VUS": {"base": "1", "other": "8"}}}
+    # The table: the verdict and the ratio as printed.
+    row = [line for line in p.stdout.splitlines() if line.startswith("select")]
+    assert len(row) == 1 and row[0].endswith("faster")
+    assert f"{s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}]" in row[0]
+    assert f"{s['base_ops_per_s']:.1f}" in row[0] and f"{s['other_ops_per_s']:.1f}" in row[0]
+    assert "VUS 1 -> 8" in p.stdout
+    assert p.stdout.strip().endswith(f"compare: {out}")
+    assert "moving-block bootstrap" in p.stdout and "B = 10000" in p.stdout
+    page = (out / "compare.html").read_text()
+    assert "faster" in page and page.count("data:image/png;base64,") == 1
+
+
+def test_numbers_read_back_against_summary_and_promql(runs, prometheus, eight_vs_one):
+    _, doc, _ = eight_vs_one
+    s = doc["comparisons"][0]["ops"]["select"]
+    for key, done in (("base_ops_per_s", runs["vu1"]), ("other_ops_per_s", runs["vu8"])):
+        tid = done.folder.name
+        started, finished = _window(done)
+        t0, t1 = math.ceil(started), math.floor(finished)
+        sel = f'k6_iterations_total{{testid="{tid}", op="select"}}'
+
+        def at(t):
+            got = prometheus.api("query", query=f"sum({sel})", time=str(t))["result"]
+            return float(got[0]["value"][1]) if got else 0.0  # before k6's first push: none yet
+
+        mine = (at(t1) - at(t0)) / (t1 - t0)
+        assert s[key] == pytest.approx(mine, rel=1e-9)
+        series = doc["runs"][tid]["ops"]["select"]["throughput"]["series"]
+        assert len(series["v"]) == t1 - t0 and series["t"][-1] == t1
+        # Each second's ops from PromQL's increase over no more than that second's own samples.
+        count = done.digest()["ops"]["select"]["count"]
+        last = prometheus.api("query", query=f"sum(last_over_time({sel}[1h]))", time=str(finished + 60))["result"]
+        assert float(last[0]["value"][1]) == count  # k6's final push holds the summary's count
+        # The window's whole seconds hold all but its edges' ops: k6's count over the window, within a second's worth.
+        covered = s[key] * (t1 - t0)
+        assert count - 1.5 * count / (finished - started) <= covered <= count
+        assert s[key] == pytest.approx(count / (finished - started), rel=0.25)
+        # Latency: the whole run's native histogram, quantiles from PromQL written here.
+        span = math.ceil(finished - started) + 15
+        hist = f'sum(last_over_time(k6_iteration_duration_seconds{{testid="{tid}", op="select"}}[{span}s]))'
+        lat = s["latency_ms"]["p99"]["base" if key == "base_ops_per_s" else "other"]
+        for q, name in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
+            got = prometheus.api("query", query=f"histogram_quantile({q}, {hist})", time=str(finished + 1))["result"]
+            mine_ms = float(got[0]["value"][1]) * 1000
+            assert s["latency_ms"][name]["base" if key == "base_ops_per_s" else "other"] == pytest.approx(mine_ms)
+        k6_p99 = done.digest()["ops"]["select"]["latency_ms"]["p99"]
+        assert 0.5 * k6_p99 < lat < 2 * k6_p99  # the histogram's buckets against k6's exact p99
+
+
+def test_same_settings_show_no_significant_difference(runs, prometheus, tmp_path):
+    # Observed on this shared 2-core machine, in two sessions: 1.014 [0.950, 1.083] and 1.098 [0.769, 1.569].
+    p = compare(runs, runs["vu1"].folder.name, runs["vu1b"].folder.name, out=tmp_path / "same",
+                prometheus=prometheus.url)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "same" / "compare.json").read_text())
+    s = doc["comparisons"][0]["ops"]["select"]
+    print(f"same settings: ratio {s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}] {s['verdict']}")
+    assert s["verdict"] == "no significant difference", s
+    assert doc["comparisons"][0]["differences"] == {}
+
+
+def test_without_prometheus_no_verdict_and_the_summary_numbers(runs, tmp_path):
+    p = compare(runs, runs["vu1"].folder.name, runs["vu8"].folder.name, out=tmp_path / "c")
+    assert p.returncode == 0, p.stderr
+    s = json.loads((tmp_path / "c" / "compare.json").read_text())["comparisons"][0]["ops"]["select"]
+    one, eight = runs["vu1"].digest()["ops"]["select"], runs["vu8"].digest()["ops"]["select"]
+    assert (s["base_ops_per_s"], s["other_ops_per_s"]) == (one["per_second"], eight["per_second"])
+    assert s["ratio"] == pytest.approx(eight["per_second"] / one["per_second"])
+    assert s["low"] is None and s["verdict"].startswith("no verdict: the per-second series is needed")
+    assert s["latency_ms"]["p99"] == {"base": one["latency_ms"]["p99"], "other": eight["latency_ms"]["p99"]}
+
+
+def test_default_folder_is_under_results(runs):
+    before = set(runs["results"].iterdir())
+    p = compare(runs, runs["vu1"].folder.name, runs["vu1b"].folder.name)
+    assert p.returncode == 0, p.stderr
+    (new,) = set(runs["results"].iterdir()) - before
+    assert new.name.startswith("compare-") and sorted(f.name for f in new.iterdir()) == ["compare.html",
+                                                                                          "compare.json"]
+    shutil.rmtree(new)
+
+
+def _refused(runs, tmp_path, *ids, words, prometheus=None, extra=()):
+    before = set(runs["results"].iterdir())
+    out = tmp_path / "out"
+    p = compare(runs, *ids, out=out, prometheus=prometheus, extra=extra)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr and p.stdout == ""
+    for w in words:
+        assert w in p.stderr, p.stderr
+    assert not list(tmp_path.iterdir()) and set(runs["results"].iterdir()) == before
+    return p
+
+
+def test_unknown_run(runs, prometheus, tmp_path):
+    _refused(runs, tmp_path, runs["vu1"].folder.name, "nosuchrun", words=["no run 'nosuchrun'"],
+             prometheus=prometheus.url)
+
+
+def test_run_without_summary(runs, tmp_path_factory, tmp_path):
+    broken = runs["results"] / f"{runs['vu1'].folder.name}-nosummary"
+    shutil.copytree(runs["vu1"].folder, broken)
+    (broken / "summary.json").unlink()
+    try:
+        _refused(runs, tmp_path, runs["vu1"].folder.name, broken.name,
+                 words=[f"run {broken.name}: summary.json is missing"])
+    finally:
+        shutil.rmtree(broken)
+
+
+def test_no_operation_in_common(runs, tmp_path):
+    other = runs["results"] / f"{runs['vu1'].folder.name}-otherop"
+    shutil.copytree(runs["vu1"].folder, other)
+    summary = json.loads((other / "summary.json").read_text())
+    summary["ops"] = {"update": summary["ops"]["select"]}
+    (other / "summary.json").write_text(json.dumps(summary))
+    try:
+        _refused(runs, tmp_path, runs["vu1"].folder.name, other.name, words=["no operation in common", "select",
+                                                                            "update"])
+    finally:
+        shutil.rmtree(other)
+
+
+def test_different_workloads(runs, tmp_path):
+    ids = (runs["ins"].folder.name, runs["vu1"].folder.name)
+    _refused(runs, tmp_path, *ids, words=["different workloads", "sql-inserts", "sql-selects",
+                                          "--allow-different-workloads"])
+    # Allowed, these two still share no op: insert against select.
+    _refused(runs, tmp_path, *ids, words=["no operation in common"], extra=["--allow-different-workloads"])
+
+
+def test_prometheus_unreachable(runs, tmp_path):
+    down = f"http://127.0.0.1:{free_port()}"
+    _refused(runs, tmp_path, runs["vu1"].folder.name, runs["vu8"].folder.name, words=["Prometheus", down,
+                                                                                      "not reachable"],
+             prometheus=down)

@@ -1,0 +1,255 @@
+"""`ybbench compare BASE OTHER [OTHER...]`: did the change make it faster?
+
+Per operation present in both runs, each OTHER against BASE:
+- throughput, the mean ops/s over the measured window: with --prometheus,
+  from k6's counter k6_iterations_total{testid, op} read at every whole
+  second inside the run's window (params.json started/finished), its
+  per-second differences the series (seconds before k6's first push count
+  0 ops: the counter starts at 0 with the run); without it, summary.json's
+  ops/s, and no interval (the per-second series is needed for one);
+- latency p50, p95, p99: with --prometheus from k6's native histogram over
+  the run's window (core/latency.py: histogram_quantile of the whole run's
+  histogram, never an average of percentiles); without, summary.json's;
+- the ratio OTHER/BASE of mean ops/s, its interval and the verdict
+  (core/bootstrap.py: moving-block bootstrap, method and parameters in
+  compare.json and on the page).
+What differs between the runs (workload, knobs, k6 exit code) is listed;
+different workloads are refused unless --allow-different-workloads.
+Output: a table on stdout; compare.json and compare.html in a new folder
+(--out, default <results>/compare-<time>), written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import statistics
+import time
+from pathlib import Path
+
+from ybbench.core import bootstrap, latency, run_folder
+from ybbench.core.catalog import SECRET_NAMES
+from ybbench.core.errors import UserError
+from ybbench.core.files import staged_dir, write_file, write_json
+from ybbench.core.services import check_ready
+from ybbench.report.charts import png
+from ybbench.report.page import Prom
+
+NO_SERIES = "no verdict: the per-second series is needed (--prometheus, and runs made with --prometheus)"
+
+
+def counter(testid: str, op: str) -> str:
+    return f'sum(k6_iterations_total{{testid="{testid}", op="{op}"}})'
+
+
+def push_interval(prom: Prom, testid: str, op: str, start: float, end: float) -> float | None:
+    """The spacing of k6's pushes of the op's counter (median), or None with fewer than 2."""
+    span = max(1, math.ceil(end - start) + 2)
+    got = prom.instant(f'k6_iterations_total{{testid="{testid}", op="{op}"}}[{span}s]', end + 1)
+    spacing = [float(b[0]) - float(a[0]) for s in got for a, b in zip(s["values"], s["values"][1:])]
+    return statistics.median(spacing) if spacing else None
+
+
+def per_second(prom: Prom, testid: str, op: str, start: float, end: float) -> dict | None:
+    """The op's ops/s in each whole-second step inside [start, end]: the
+    counter at t0 = ceil(start), t0 + s, ... up to floor(end), differenced
+    and divided by s (s = 1, or k6's push interval rounded when it pushed
+    less often: per-second differences of a 5 s push would be 0, 0, 0, 0
+    and 5 s of ops). None when Prometheus has no sample of it."""
+    spacing = push_interval(prom, testid, op, start, end)
+    if spacing is None:
+        return None
+    step = max(1, round(spacing))
+    t0 = math.ceil(start)
+    steps = (math.floor(end) - t0) // step
+    if steps < 1:
+        return {"step_s": step, "t": [], "v": [], "t0": t0, "t1": t0, "ops": 0.0, "query": counter(testid, op)}
+    t1 = t0 + steps * step
+    got = prom.range(counter(testid, op), t0, t1, step)
+    at = {round(float(t)): float(v) for t, v in got[0]["values"]} if got else {}
+    values, last = [], 0.0
+    for i in range(steps + 1):
+        # Before k6's first push there is no sample: the counter is 0 then.
+        last = at.get(t0 + i * step, last if at and t0 + i * step > min(at) else 0.0)
+        values.append(last)
+    rates = [(b - a) / step for a, b in zip(values, values[1:])]
+    return {"step_s": step, "t": [t0 + (i + 1) * step for i in range(steps)], "v": rates, "t0": t0, "t1": t1,
+            "ops": values[-1] - values[0], "query": counter(testid, op)}
+
+
+def _knobs(run: run_folder.Run) -> dict:
+    return {k: v for k, v in run.knobs.items() if not SECRET_NAMES.search(k)}
+
+
+def differences(base: run_folder.Run, other: run_folder.Run) -> dict:
+    out = {}
+    for key in ("workload", "k6_exit_code"):
+        if base.params.get(key) != other.params.get(key):
+            out[key] = {"base": base.params.get(key), "other": other.params.get(key)}
+    kb, ko = _knobs(base), _knobs(other)
+    knobs = {k: {"base": kb.get(k), "other": ko.get(k)} for k in sorted(set(kb) | set(ko)) if kb.get(k) != ko.get(k)}
+    if knobs:
+        out["knobs"] = knobs
+    return out
+
+
+def _latency(run: run_folder.Run, op: str, prom: Prom | None) -> dict:
+    if prom:
+        start, end = run.window
+        got = latency.from_prometheus(prom.url, run.testid, op, start, end)
+        if got:
+            return {p: got[p] for p in ("p50", "p95", "p99")} | {
+                "source": "Prometheus: histogram_quantile of k6_iteration_duration_seconds over the run's window"}
+    lat = run.summary["ops"][op].get("latency_ms") or {}
+    return {p: lat.get(p) for p in ("p50", "p95", "p99")} | {"source": f"summary.json of {run.testid}"}
+
+
+def _throughput(run: run_folder.Run, op: str, prom: Prom | None) -> dict:
+    o = run.summary["ops"][op]
+    out = {"summary": {"count": o.get("count"), "per_second": o.get("per_second"),
+                       "duration_s": run.summary.get("duration_s")}}
+    if prom:
+        start, end = run.window
+        series = per_second(prom, run.testid, op, start, end)
+        if series:
+            out["series"] = series
+            out["mean_ops_per_s"] = sum(series["v"]) / len(series["v"]) if series["v"] else None
+            out["source"] = (f"Prometheus: {series['query']} at every {series['step_s']} s from "
+                             f"{series['t0']} to {series['t1']} (whole seconds inside the run's window), differenced")
+            return out
+        out["missing"] = f"Prometheus has no k6_iterations_total for testid {run.testid}, op {op}"
+    out["mean_ops_per_s"] = o.get("per_second")
+    out["source"] = f"summary.json of {run.testid} (count / k6's test duration)"
+    return out
+
+
+def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: str | None, alpha: float,
+                 allow_different: bool) -> dict:
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha {alpha}: between 0 and 1")
+    runs = [run_folder.load(results, t) for t in [base_id, *other_ids]]
+    for r in runs:
+        if not isinstance(r.summary.get("ops"), dict) or not r.summary["ops"]:
+            raise UserError(f"run {r.testid}: summary.json has no ops")
+        r.window  # noqa: B018 - a run without start/finish is an error here, before any output
+    base, others = runs[0], runs[1:]
+    for o in others:
+        if base.params.get("workload") != o.params.get("workload") and not allow_different:
+            raise UserError(f"runs {base.testid} ({base.params.get('workload')}) and {o.testid} "
+                            f"({o.params.get('workload')}) ran different workloads; --allow-different-workloads "
+                            "if that is meant")
+        if not set(base.summary["ops"]) & set(o.summary["ops"]):
+            raise UserError(f"runs {base.testid} (ops: {', '.join(sorted(base.summary['ops']))}) and {o.testid} "
+                            f"(ops: {', '.join(sorted(o.summary['ops']))}) have no operation in common")
+    prom = None
+    if prometheus:
+        check_ready("Prometheus", prometheus, "/-/ready")
+        prom = Prom(prometheus)
+    doc = {"base": base.testid, "others": [o.testid for o in others], "prometheus": prometheus, "alpha": alpha,
+           "method": bootstrap.METHOD, "resamples": bootstrap.B, "seed": bootstrap.SEED,
+           "min_blocks": bootstrap.MIN_BLOCKS, "runs": {}, "comparisons": []}
+    measured: dict[tuple[str, str], dict] = {}
+    for r in runs:
+        start, end = r.window
+        doc["runs"][r.testid] = {"workload": r.params.get("workload"), "window": {"start": start, "end": end},
+                                 "k6_exit_code": r.params.get("k6_exit_code"), "knobs": _knobs(r), "ops": {}}
+        for op in sorted(r.summary["ops"]):
+            if r is base and not any(op in o.summary["ops"] for o in others):
+                continue
+            if r is not base and op not in base.summary["ops"]:
+                continue
+            m = {"throughput": _throughput(r, op, prom), "latency_ms": _latency(r, op, prom)}
+            measured[(r.testid, op)] = m
+            doc["runs"][r.testid]["ops"][op] = m
+    for o in others:
+        ops = {}
+        for op in sorted(set(base.summary["ops"]) & set(o.summary["ops"])):
+            tb, to = measured[(base.testid, op)]["throughput"], measured[(o.testid, op)]["throughput"]
+            if "series" in tb and "series" in to:
+                stat = bootstrap.compare(tb["series"]["v"], to["series"]["v"], alpha).as_dict()
+            else:
+                b, x = tb["mean_ops_per_s"], to["mean_ops_per_s"]
+                stat = {"ratio": x / b if b else None, "low": None, "high": None, "verdict": NO_SERIES}
+            stat["base_ops_per_s"], stat["other_ops_per_s"] = tb["mean_ops_per_s"], to["mean_ops_per_s"]
+            lb, lo = measured[(base.testid, op)]["latency_ms"], measured[(o.testid, op)]["latency_ms"]
+            stat["latency_ms"] = {p: {"base": lb[p], "other": lo[p]} for p in ("p50", "p95", "p99")}
+            ops[op] = stat
+        doc["comparisons"].append({"base": base.testid, "other": o.testid, "differences": differences(base, o),
+                                   "ops": ops})
+    return doc
+
+
+def _f(v, fmt: str) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
+
+
+def table(doc: dict) -> str:
+    head = (f"{'op':<10}{'base':<28}{'other':<28}{'base ops/s':>12}{'other ops/s':>12}  "
+            f"{'ratio [low, high]':<26}{'p99 ms base/other':<20}verdict")
+    lines = [f"ybbench compare (alpha {doc['alpha']:g}; {doc['method']}; B = {doc['resamples']})", head]
+    for c in doc["comparisons"]:
+        for op, s in c["ops"].items():
+            ci = f"{_f(s['ratio'], '.3f')} [{_f(s['low'], '.3f')}, {_f(s['high'], '.3f')}]"
+            p99 = s["latency_ms"]["p99"]
+            lines.append(f"{op:<10}{c['base']:<28}{c['other']:<28}{_f(s['base_ops_per_s'], '.1f'):>12}"
+                         f"{_f(s['other_ops_per_s'], '.1f'):>12}  {ci:<26}"
+                         f"{_f(p99['base'], '.2f') + '/' + _f(p99['other'], '.2f'):<20}{s['verdict']}")
+        if c["differences"]:
+            lines.append(f"  {c['other']} differs from {c['base']} in: " + "; ".join(
+                f"{k} {v['base']} -> {v['other']}" if k != "knobs" else
+                "knobs " + ", ".join(f"{n} {d['base']} -> {d['other']}" for n, d in v.items())
+                for k, v in c["differences"].items()))
+    return "\n".join(lines)
+
+
+def overlay_chart(doc: dict, op: str) -> str | None:
+    """The runs' ops/s of one op, each against seconds since its own start."""
+    from matplotlib.figure import Figure
+
+    drawn = [(tid, r["ops"][op]["throughput"]["series"], r["window"]["start"]) for tid, r in doc["runs"].items()
+             if op in r["ops"] and "series" in r["ops"][op]["throughput"]]
+    if not drawn:
+        return None
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.add_subplot()
+    for tid, s, start in drawn:
+        ax.step([t - start for t in s["t"]], s["v"], where="pre", marker=".", label=tid)
+    ax.set_xlabel("seconds since the run started (each run its own start)")
+    ax.set_ylabel("ops/s")
+    ax.set_title(f"{op}: ops/s per {drawn[0][1]['step_s']} s, runs overlaid at their start", fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    return png(fig)
+
+
+def page(doc: dict) -> str:
+    e = html.escape
+    ops = sorted({op for c in doc["comparisons"] for op in c["ops"]})
+    figs = []
+    for op in ops:
+        b64 = overlay_chart(doc, op)
+        if b64:
+            figs.append(f'<figure><img alt="{e(op)} ops/s" src="data:image/png;base64,{b64}"><figcaption>{e(op)}: '
+                        f"ops/s from {e(counter('<testid>', op))}, differenced per step. Source: Prometheus "
+                        f"{e(str(doc['prometheus']))}.</figcaption></figure>")
+    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title></head><body>"
+            f"<h1>ybbench compare</h1><p>Base {e(doc['base'])}; others {e(', '.join(doc['others']))}. Statistics: "
+            f"{e(doc['method'])}; B = {doc['resamples']} resamples, seed {doc['seed']}, alpha {doc['alpha']:g}; "
+            f"no verdict with fewer than {doc['min_blocks']} blocks.</p><pre>{e(table(doc))}</pre>"
+            + "".join(figs) + "</body></html>\n")
+
+
+def command(base: str, others: list[str], results: str, prometheus: str | None, out: str | None, alpha: float,
+            allow_different: bool) -> int:
+    results_dir = Path(results)
+    folder = Path(out) if out else results_dir / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
+    if folder.exists():
+        raise UserError(f"--out {folder}: exists; compare writes a new folder")
+    doc = compare_runs(results_dir, base, others, prometheus, alpha, allow_different)
+    text = table(doc)
+    with staged_dir(folder) as stage:
+        write_json(stage / "compare.json", doc)
+        write_file(stage / "compare.html", page(doc))
+    print(text)
+    print(f"compare: {folder}")
+    return 0
