@@ -38,3 +38,24 @@ if ! command -v go >/dev/null; then
 fi
 
 python3 -m pip install -q -e '.[test]'
+
+# The compose test's ybbench stand-in (tests/compose/images/ybbench) installs
+# the package's pinned dependencies with no network (its build runs with
+# --network none): their wheels, for the stand-in's Python (Debian
+# bookworm's 3.11), downloaded once into $YBBENCH_CACHE/wheels, outside the
+# repository, with pip and setuptools (the package's build backend).
+wheels=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/wheels
+requirements=$(python3 -c 'import tomllib; d = tomllib.load(open("pyproject.toml", "rb")); print("\n".join(d["project"]["dependencies"] + d["build-system"]["requires"] + ["pip==25.3"]))')
+arch=$(uname -m)
+mark="$wheels/.downloaded-$(printf '%s\n' "$requirements" "$arch" | sha256sum | cut -c1-16)"
+if [ ! -f "$mark" ]; then
+  echo "install-deps: downloading the ybbench stand-in's wheels into $wheels (once)" >&2
+  rm -rf "$wheels"
+  mkdir -p "$wheels"
+  printf '%s\n' "$requirements" > "$wheels/requirements.txt"
+  python3 -m pip download -q --disable-pip-version-check -d "$wheels" --only-binary=:all: \
+    --python-version 3.11 --implementation cp --abi cp311 \
+    --platform "manylinux_2_28_$arch" --platform "manylinux_2_27_$arch" --platform "manylinux_2_17_$arch" \
+    --platform "manylinux2014_$arch" -r "$wheels/requirements.txt"
+  touch "$mark"
+fi

@@ -5,6 +5,7 @@ profile. test_compose_stack.py runs it."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -23,6 +24,24 @@ def compose_config(folder) -> subprocess.CompletedProcess:
     """`docker compose config` of every profile, as `up` would load it."""
     return subprocess.run(["docker", "compose", "-f", str(folder / "docker-compose.yml"), "--profile", "bench",
                            "--profile", "pg", "config", "--format", "json"], capture_output=True, text=True)
+
+
+def root_config(cwd, *args: str, env: dict | None = None) -> dict:
+    """`docker compose config` as a user runs it at the repository root:
+    no -f (Compose finds compose.yaml), every profile."""
+    p = subprocess.run(["docker", "compose", *args, "--profile", "bench", "--profile", "pg", "--profile", "expand",
+                        "config", "--format", "json"], cwd=cwd, capture_output=True, text=True,
+                       env={**os.environ, **(env or {})})
+    assert p.returncode == 0, p.stderr
+    assert "variable is not set" not in p.stderr, p.stderr
+    return json.loads(p.stdout)
+
+
+def same_project(a: dict, b: dict) -> dict:
+    """What makes the project: its name, services, networks, volumes (the
+    x- anchors of compose/docker-compose.yml are not part of it)."""
+    return {k: v for k, v in a.items() if not k.startswith("x-")} == {k: v for k, v in b.items()
+                                                                     if not k.startswith("x-")}
 
 
 def ports_off_loopback(project: dict) -> list[str]:
@@ -289,3 +308,87 @@ def test_prometheus_config_is_valid(binaries):
     p = subprocess.run([str(binaries / "promtool"), "check", "config", "--syntax-only",
                         str(REPO / "prometheus" / "prometheus.yml")], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_the_root_compose_file_is_the_same_project_as_the_old_form(tmp_path):
+    """`docker compose ...` at the root (compose.yaml includes
+    compose/docker-compose.yml) and the old `-f compose/docker-compose.yml`
+    load the same project: name, every service with its paths and the
+    versions of compose/.env, networks, volumes; also from another folder
+    with --project-directory, with -p, and with a knob from the shell."""
+    old = root_config(REPO, "-f", "compose/docker-compose.yml")
+    new = root_config(REPO)
+    assert new["name"] == old["name"] == "ybbench"
+    assert set(new["services"]) == set(old["services"]) >= {"k6", "ybbench", "yb-tserver-4", "postgres"}
+    assert same_project(new, old)
+    assert new["services"]["prometheus"]["volumes"][0]["source"] == str(REPO / "prometheus" / "prometheus.yml")
+    assert new["services"]["yb-master-1"]["image"].startswith("yugabytedb/yugabyte:2025.2")
+    assert same_project(root_config(tmp_path, "--project-directory", str(REPO)), new)
+    renamed = root_config(REPO, "-p", "other", env={"YSQL_NODES": "a:5433"})
+    assert same_project(renamed, root_config(REPO, "-p", "other", "-f", "compose/docker-compose.yml",
+                                             env={"YSQL_NODES": "a:5433"}))
+    assert renamed["name"] == renamed["services"]["promtail"]["environment"]["COMPOSE_PROJECT"] == "other"
+    assert renamed["services"]["ybbench"]["environment"]["COMPOSE_PROJECT_NAME"] == "other"
+    assert renamed["services"]["ybbench"]["environment"]["YSQL_NODES"] == "a:5433"
+    # The control: a root file that misses the include is not the same project.
+    (tmp_path / "compose.yaml").write_text("name: ybbench\nservices: {x: {image: busybox}}\n")
+    assert not same_project(root_config(tmp_path), new)
+
+
+def test_the_ybbench_service(project):
+    """The CLI and the k6 service's k6 in one image, built here (never
+    pulled), pointed at the stack; results/ on the repository; the engine's
+    socket for --event on this service alone."""
+    s = project["services"]
+    y = s["ybbench"]
+    assert y["profiles"] == ["bench"] and y["pull_policy"] == "build"
+    assert y["build"]["context"] == str(REPO) and y["build"]["dockerfile"] == "compose/ybbench/Dockerfile"
+    # The same xk6 build args as the k6 service, from compose/.env.
+    k6_args = s["k6"]["build"]["args"]
+    assert {k: y["build"]["args"][k] for k in k6_args if k != "RUNTIME_IMAGE"} == {
+        k: v for k, v in k6_args.items() if k != "RUNTIME_IMAGE"}
+    env = (COMPOSE / ".env").read_text()
+    for arg in ("PYTHON_IMAGE", "DOCKER_CLI_IMAGE"):
+        image = y["build"]["args"][arg]
+        assert re.match(r"^[\w./-]+:\d[\w.-]*$", image) and "latest" not in image, image
+    assert "YBBENCH_PYTHON_VERSION=" in env and "DOCKER_CLI_VERSION=" in env
+    for version in (k6_args["K6_VERSION"], k6_args["XK6_SQL_VERSION"], k6_args["XK6_SQL_DRIVER_POSTGRES_VERSION"]):
+        assert version in y["image"]
+    assert y["environment"]["YBBENCH_PROMETHEUS"] == "http://prometheus:9090"
+    assert y["environment"]["YBBENCH_LOKI"] == "http://loki:3100"
+    assert y["environment"]["YSQL_NODES"] == s["k6"]["environment"]["YSQL_NODES"]
+    assert y["working_dir"] == "/ybbench"
+    mounts = {v["target"]: v for v in y["volumes"]}
+    assert mounts["/ybbench"]["source"] == str(REPO) and not mounts["/ybbench"].get("read_only")
+    assert mounts["/run/secrets/ybbench"]["read_only"] and mounts["/run/secrets/ybbench"]["source"] == "secrets"
+    sockets = {n for n, svc in s.items() for v in svc.get("volumes", []) if v["source"] == "/var/run/docker.sock"}
+    assert sockets == {"ybbench", "promtail"}
+    assert mounts["/var/run/docker.sock"]["source"] == "/var/run/docker.sock"
+    assert not y.get("ports")
+    assert depends(y) == {"yb-tserver-1": "service_healthy", "yb-tserver-2": "service_healthy",
+                          "yb-tserver-3": "service_healthy", "prometheus": "service_healthy",
+                          "loki": "service_healthy", "secrets": "service_completed_successfully"}
+
+
+def xk6_build(dockerfile) -> str:
+    """The `xk6 build` command of a Dockerfile, its COPY paths aside."""
+    text = dockerfile.read_text()
+    return re.search(r"RUN (xk6 build .*?)\n(?!\s)", text, re.S)[1]
+
+
+def test_the_ybbench_image_builds_the_k6_services_k6():
+    """compose/ybbench/Dockerfile builds k6 with the k6 service's command,
+    word for word, and copies our two modules from the k6 build's folder."""
+    ours, k6s = COMPOSE / "ybbench" / "Dockerfile", COMPOSE / "k6" / "Dockerfile"
+    assert xk6_build(ours) == xk6_build(k6s)
+    assert "--with \"github.com/grafana/xk6-sql@${XK6_SQL_VERSION}\"" in xk6_build(ours)
+    copies = re.findall(r"^COPY (\S+) /src/(\S+)$", ours.read_text(), re.M)
+    assert copies == [(f"compose/k6/{m}", m) for m in ("xk6-sql-driver-pgx", "xk6-ybbench")]
+    text = ours.read_text()
+    assert re.findall(r"^FROM \$\{(\w+)\}", text, re.M) == ["XK6_IMAGE", "DOCKER_CLI_IMAGE", "PYTHON_IMAGE"]
+    # The build context is the repository root: its .dockerignore keeps to
+    # what the image reads.
+    ignore = [line for line in (REPO / ".dockerignore").read_text().splitlines() if line and not line.startswith("#")]
+    assert ignore[0] == "*" and "!results/" not in ignore
+    for copied in re.findall(r"^COPY (?!--from)(\S+) ", text, re.M):
+        assert f"!{copied.rstrip('/')}" in ignore or f"!{copied.rstrip('/')}/" in ignore, copied

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from ..support.compose_stack import COMPOSE_FILE, OVERRIDE, Compose, Engine, build_images
+from ..support.compose_stack import Compose, Engine, build_images
 from ..support.stack import REPO, wait_until
 
 # Facts of the upstream Dockerfiles each stand-in follows (read 2026-11;
@@ -56,6 +56,10 @@ UPSTREAM = {
     # yugabytedb/yugabyte (REFERENCE.md: its image config)
     "yugabytedb": dict(user="", entrypoint=["/sbin/tini", "--"], workdir="/home/yugabyte",
                        volumes={"/mnt/disk0", "/mnt/disk1"}, ports=set()),
+    # ours: compose/ybbench/Dockerfile (root, then the entrypoint drops to
+    # the owner of the repository mounted at /ybbench)
+    "ybbench": dict(user="", entrypoint=["/usr/local/bin/ybbench-entrypoint"], cmd=["--help"], workdir="/ybbench",
+                    volumes=set(), ports=set()),
 }
 
 # What each upstream image can run, and what it cannot (its base family's
@@ -73,6 +77,9 @@ TOOLS = {
     "postgres": dict(present={"bash", "sh", "postgres", "pg_isready", "psql", "initdb"}, absent=set()),
     "yugabytedb": dict(present={"bash", "sh", "curl", "python3", "tini", "ysqlsh", "yb-admin", "yb-master",
                                 "yb-tserver"}, absent={"wget"}),
+    # python:3.11-slim-bookworm (Debian) + k6 + docker:cli's client and plugin
+    "ybbench": dict(present={"ybbench", "k6", "docker", "python3", "sh", "setpriv", "stat", "install", "id",
+                             "mkdir", "chown"}, absent={"wget"}),
 }
 
 # The compose service -> the stand-in image that runs it.
@@ -339,6 +346,26 @@ def test_each_stand_in_has_its_upstream_tools_and_none_it_lacks(fs, name):
     image = fs(name)
     assert {t for t in TOOLS[name]["present"] if image.which(t) is None} == set()
     assert {t: image.which(t) for t in TOOLS[name]["absent"] if image.which(t)} == {}
+
+
+def test_the_ybbench_image_runs_its_entrypoints_commands_and_the_compose_plugin(fs, images):
+    """Every command entrypoint.sh runs is in the image; the compose plugin
+    is where the docker:cli image keeps it; the CLI answers."""
+    image = fs("ybbench")
+    script = (REPO / "compose" / "ybbench" / "entrypoint.sh").read_text()
+    used = shell_commands(script.replace("exec ", ""))  # exec's program, not the builtin
+    assert {"stat", "id", "mkdir", "chown", "install", "setpriv", "ybbench"} <= used, used
+    assert {c for c in used if image.which(c) is None} == set()
+    plugin = image.resolve("/usr/local/libexec/docker/cli-plugins/docker-compose")
+    assert plugin and plugin.mode & 0o111
+    assert image.which("/usr/local/bin/docker") and image.which("/usr/bin/k6")
+    run = subprocess.run(["docker", "run", "--rm", "--network", "none", images["ybbench"], "--help"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "usage: ybbench" in run.stdout, run.stdout + run.stderr
+    # No repository mounted: /ybbench is the image's, owned by root, so it stays root.
+    who = subprocess.run(["docker", "run", "--rm", "--network", "none", "--entrypoint", "sh", images["ybbench"], "-c",
+                          "stat -c %u /ybbench; docker compose version"], capture_output=True, text=True)
+    assert who.stdout.splitlines()[0] == "0" and "Docker Compose version" in who.stdout, who.stdout + who.stderr
 
 
 def test_loki_is_one_static_binary_on_an_empty_image(fs, images):

@@ -1,7 +1,9 @@
-"""`docker compose up`, for real: the project's compose/docker-compose.yml,
-unchanged, on stand-in images built here (tests/compose/README.md), with the
-test-only override that swaps the images and puts every container on an
-internal network.
+"""`docker compose up`, for real: the project's root compose.yaml (which
+includes compose/docker-compose.yml), unchanged, on stand-in images built
+here (tests/compose/README.md), with the test-only override that swaps the
+images and puts every container on an internal network. The stack runs from
+a copy of the repository owned by a user who is not root (USER_UID), as a
+user's checkout is: the `ybbench` service must write results/ as that user.
 
 The tests run in file order against one stack: the pg baseline first, on a
 project where nothing else runs yet (it must not boot YugabyteDB), then the
@@ -24,9 +26,7 @@ from datetime import datetime, timezone
 import pytest
 
 from ..support.compose_stack import (
-    COMPOSE_FILE,
     NETWORK,
-    OVERRIDE,
     PROJECT,
     Compose,
     Engine,
@@ -35,6 +35,7 @@ from ..support.compose_stack import (
     PromApi,
     build_images,
     eventually,
+    owned_copy,
 )
 from ..support.dashboards import logql_failures
 from ..support.stack import BIN, REPO
@@ -44,6 +45,8 @@ DEFAULT_SERVICES = {"yb-master-1", "yb-master-2", "yb-master-3", "yb-tserver-1",
 # Every scrape target: 3 masters, 9 tserver endpoints (tserver, YCQL, YSQL
 # on each of 3), node_exporter, Prometheus, and the pg baseline's exporter.
 TARGETS = 3 + 9 + 1 + 1 + 1
+# The owner of the checkout the stack runs from: a user, not root.
+USER_UID = 12345
 
 
 def new_testid(kind: str) -> str:
@@ -51,9 +54,9 @@ def new_testid(kind: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def compose(binaries):
+def compose(binaries, tmp_path_factory):
     engine = Engine()
-    c = Compose(build_images())
+    c = Compose(build_images(), root=owned_copy(tmp_path_factory.mktemp("checkout"), USER_UID))
     every = ("--profile", "bench", "--profile", "pg", "--profile", "expand")
     c(*every, "down", "-v", "--remove-orphans")  # what an earlier, interrupted run left
     try:
@@ -172,6 +175,126 @@ def test_readme_select_command_reads_the_keys_the_insert_wrote(stack, inserts):
     assert re.search(r"keys missing 0 ", reads.output)
 
 
+def ybbench_service(stack, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """The README's `docker compose run --rm ybbench ARGS`, at the checkout's root."""
+    return stack("run", "--rm", "ybbench", *args, check=False, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def service_runs(stack):
+    """`ybbench run`, a two-step `sweep` and `report`, each through the
+    ybbench service, into the checkout's results/."""
+    tid, sweep = new_testid("svc"), new_testid("sweep")
+    run = ybbench_service(stack, "run", "sql-inserts", "--testid", tid, "--quiet", "--set", "VUS=4",
+                          "--set", "DURATION=15s")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    swept = ybbench_service(stack, "sweep", "sql-inserts", "--vus", "1,2", "--step-duration", "5s", "--id", sweep)
+    assert swept.returncode == 0, swept.stdout[-3000:] + swept.stderr[-3000:]
+    report = ybbench_service(stack, "report", tid)
+    assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
+    results = stack.root / "results"
+    return {"results": results, "run": results / tid, "sweep": results / sweep,
+            "steps": [results / sweep / f"{sweep}-vus{n}" for n in (1, 2)], "report": report}
+
+
+def test_ybbench_service_writes_results_as_the_checkouts_owner(stack, service_runs):
+    results = service_runs["results"]
+    assert results.stat().st_uid == USER_UID != 0
+    files = [results, *results.rglob("*")]
+    assert len(files) > 15 and service_runs["run"] / "report.html" in files
+    assert {(f.stat().st_uid, f.stat().st_gid) for f in files} == {(USER_UID, USER_UID)}
+    # Pointed at the stack's own Prometheus and Loki, with no flag given.
+    params = json.loads((service_runs["run"] / "params.json").read_text())
+    assert (params["prometheus"], params["loki"]) == ("http://prometheus:9090", "http://loki:3100")
+    assert params["knobs"]["YSQL_NODES"] == "yb-tserver-1:5433,yb-tserver-2:5433,yb-tserver-3:5433"
+
+
+def test_ybbench_service_numbers_are_k6s(stack, service_runs):
+    """Every run's summary.json holds k6's own counts (k6-summary.json), and
+    the rows are in YSQL."""
+    for folder in [service_runs["run"], *service_runs["steps"]]:
+        ours = json.loads((folder / "summary.json").read_text())
+        k6s = json.loads((folder / "k6-summary.json").read_text())["metrics"]
+        count = k6s["iterations"]["count"]
+        assert count > 0 and ours["ops"]["insert"]["count"] == count, folder.name
+        assert ours["errors"] == 0 and ours["rows_written"] == count, folder.name
+    tid = service_runs["run"].name
+    in_table = stack.ysql(f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{tid}:%'")
+    assert int(in_table) == json.loads((service_runs["run"] / "summary.json").read_text())["rows_written"]
+    sweep = json.loads((service_runs["sweep"] / "sweep.json").read_text())
+    assert len(sweep["steps"]) == 2
+
+
+def test_ybbench_service_report_charts_have_data(service_runs):
+    folder = service_runs["run"]
+    assert service_runs["report"].stdout.strip().endswith("/ybbench/results/" + folder.name + "/report.html")
+    data = json.loads((folder / "report.json").read_text())
+    (run,) = data["runs"]
+    charts = {c["id"]: c for c in run["charts"]}
+    summary = json.loads((folder / "summary.json").read_text())
+    assert charts["summary_ops_per_second"]["data"] == {"insert": summary["ops"]["insert"]["per_second"]}
+    ops = charts["ops_per_second"]
+    assert ops.get("curve", True) and [v for v in ops["data"]["insert"]["v"] if v > 0], ops
+    page = (folder / "report.html").read_text()
+    pngs = [base64.b64decode(src.split(",", 1)[1]) for src in re.findall(r'src="(data:image/png;base64,[^"]*)"', page)]
+    assert len(pngs) == len([c for c in run["charts"] if c.get("curve", True)]) >= 3
+    assert all(p.startswith(b"\x89PNG\r\n\x1a\n") and len(p) > 2000 for p in pngs)
+
+
+@pytest.mark.parametrize("args", [
+    ("run", "no-such-workload"),
+    ("doe", "experiments/no-such-design.yaml", "--run"),
+    ("sweep", "sql-inserts", "--vus", "4,2"),
+])
+def test_bad_input_through_the_service_is_the_local_clis_error(stack, args):
+    """The same error line and exit code as `ybbench` run locally in the
+    same checkout, and nothing written."""
+    before = sorted((stack.root / "results").rglob("*")) if (stack.root / "results").exists() else []
+    served = ybbench_service(stack, *args)
+    local = subprocess.run([sys.executable, "-m", "ybbench", *args], cwd=stack.root, capture_output=True, text=True,
+                           env={**stack.env, "PYTHONPATH": str(stack.root)}, timeout=120)
+    assert local.returncode == 2 and local.stderr.startswith("ybbench: error: "), local.stderr
+    errors = [line for line in served.stderr.splitlines() if line.startswith("ybbench: error: ")]
+    assert (served.returncode, errors) == (local.returncode, local.stderr.splitlines()), served.stderr
+    assert "Traceback" not in served.stderr + served.stdout
+    after = sorted((stack.root / "results").rglob("*")) if (stack.root / "results").exists() else []
+    assert after == before
+
+
+def test_events_from_inside_the_ybbench_service(stack, prom):
+    """`--event` through the service: its `docker compose` (the engine's
+    socket, the project's name and files) adds a fourth tserver under load,
+    whose target file it writes as the checkout's owner and Prometheus
+    scrapes, then removes it; events.json says both happened."""
+    testid = new_testid("svcev")
+    target = stack.root / "prometheus" / "targets" / "compose" / "yugabytedb-yb-tserver-4.json"
+    seen = []
+
+    def scraped():
+        seen.extend(t for t in prom.targets() if t["labels"]["instance"] == "yb-tserver-4:9000" and t["health"] == "up")
+        if target.exists():
+            seen.append(("owner", target.stat().st_uid))
+        return [t for t in seen if not isinstance(t, tuple)]
+
+    try:
+        proc = stack.popen("run", "--rm", "ybbench", "run", "sql-inserts", "--testid", testid, "--quiet",
+                           "--set", "VUS=2", "--set", "DURATION=20s", "--event", "2s:add:yb-tserver-4",
+                           "--event", "16s:remove:yb-tserver-4")
+        eventually(scraped, "Prometheus scraping yb-tserver-4, added from the ybbench service", timeout=90)
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        stack("--profile", "expand", "rm", "-s", "-f", "yb-tserver-4", check=False)
+        target.unlink(missing_ok=True)
+    assert proc.returncode == 0, out[-4000:]
+    assert ("owner", USER_UID) in seen
+    folder = stack.root / "results" / testid
+    events = json.loads((folder / "events.json").read_text())
+    assert [(e["action"], e["service"], e["ok"]) for e in events] == [
+        ("add", "yb-tserver-4", True), ("remove", "yb-tserver-4", True)], events
+    assert (folder / "events.json").stat().st_uid == USER_UID
+    assert not [c for c in stack.containers(all_=True) if stack.service_of(c) == "yb-tserver-4"]
+
+
 def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom, tmp_path):
     """`ybbench run --event` on this stack (seed 001): a tserver stopped
     and started, a fourth added (Prometheus scrapes it) and removed, with
@@ -179,14 +302,16 @@ def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom,
     and in Loki; `ybbench verify` finds every acknowledged write."""
     testid, results = new_testid("faults"), tmp_path / "results"
     nodes = ",".join(f"{stack.address(f'yb-tserver-{i}')}:5433" for i in (1, 2, 3))
-    env = {**stack.env, "COMPOSE_FILE": f"{COMPOSE_FILE}:{OVERRIDE}", "COMPOSE_PROJECT_NAME": PROJECT,
-           "K6": str(BIN / "k6"), "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
+    env = {**stack.env, **stack.files_env, "PYTHONPATH": str(stack.root), "K6": str(BIN / "k6"),
+           "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
     loki_url = f"http://{stack.address('loki')}:3100"
     cmd = [sys.executable, "-m", "ybbench", "run", "sql-inserts", "--testid", testid, "--results", str(results),
            "--quiet", "--prometheus", prom.base, "--loki", loki_url,
-           "--set", f"YSQL_NODES={nodes}", "--set", "VUS=6", "--set", "DURATION=24s", "--set", "DB_CONNECT_TIMEOUT=2",
-           "--event", "3s:stop:yb-tserver-2", "--event", "8s:start:yb-tserver-2", "--event", "10s:add:yb-tserver-4",
-           "--event", "20s:remove:yb-tserver-4"]
+           "--set", f"YSQL_NODES={nodes}", "--set", "VUS=6", "--set", "DURATION=30s", "--set", "DB_CONNECT_TIMEOUT=2",
+           # Down from 3 s to 14 s: more than two of Prometheus's 5 s scrapes, so one lands while it
+           # is down whatever the scrape's phase (5 s, as before, could fall between two).
+           "--event", "3s:stop:yb-tserver-2", "--event", "14s:start:yb-tserver-2", "--event", "15s:add:yb-tserver-4",
+           "--event", "26s:remove:yb-tserver-4"]
     seen_t4 = []
 
     def scrape_t4():
@@ -195,12 +320,12 @@ def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom,
         return seen_t4
 
     try:
-        run = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run = subprocess.Popen(cmd, cwd=stack.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         eventually(scrape_t4, "Prometheus scraping the added yb-tserver-4", timeout=60)
         out, _ = run.communicate(timeout=180)
     finally:
         stack("--profile", "expand", "rm", "-s", "-f", "yb-tserver-4", check=False)
-        (REPO / "prometheus" / "targets" / "compose" / "yugabytedb-yb-tserver-4.json").unlink(missing_ok=True)
+        (stack.root / "prometheus" / "targets" / "compose" / "yugabytedb-yb-tserver-4.json").unlink(missing_ok=True)
     assert run.returncode == 99, out  # the stopped tserver's errors cross the threshold
     events = json.loads((results / testid / "events.json").read_text())
     assert [(e["action"], e["service"], e["ok"]) for e in events] == [
@@ -215,7 +340,7 @@ def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom,
                         "the events in Loki")
     assert sorted(marked) == sorted(["stop yb-tserver-2", "start yb-tserver-2", "add yb-tserver-4",
                                      "remove yb-tserver-4"])
-    check = subprocess.run([sys.executable, "-m", "ybbench", "verify", testid, "--results", str(results)], cwd=REPO,
+    check = subprocess.run([sys.executable, "-m", "ybbench", "verify", testid, "--results", str(results)], cwd=stack.root,
                            env=env, capture_output=True, text=True, timeout=300)
     assert check.returncode == 0, check.stdout + check.stderr
     verified = json.loads((results / testid / "verify.json").read_text())
@@ -237,15 +362,15 @@ def test_kill_restart_and_a_failed_event_land_in_events_json(stack, prom, tmp_pa
     naming it; an event naming a service the project lacks is refused before the run (issue 27:
     no test could see events.apply take a failure for success)."""
     testid, results = new_testid("kill"), tmp_path / "results"
-    env = {**stack.env, "COMPOSE_FILE": f"{COMPOSE_FILE}:{OVERRIDE}", "COMPOSE_PROJECT_NAME": PROJECT,
-           "K6": str(BIN / "k6"), "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
+    env = {**stack.env, **stack.files_env, "PYTHONPATH": str(stack.root), "K6": str(BIN / "k6"),
+           "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
 
     def ybbench_run(tid: str, *events: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "ybbench", "run", "sql-inserts", "--testid", tid, "--results", str(results),
              "--quiet", "--prometheus", prom.base, "--set", f"YSQL_NODES={stack.address('yb-tserver-1')}:5433",
              "--set", "VUS=2", "--set", "DURATION=20s", *(x for e in events for x in ("--event", e))],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
+            cwd=stack.root, env=env, capture_output=True, text=True, timeout=180)
 
     unknown = ybbench_run(new_testid("nosvc"), "2s:stop:yb-tserver-9")
     assert unknown.returncode == 2 and "no service 'yb-tserver-9'" in unknown.stderr, unknown.stderr

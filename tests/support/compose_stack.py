@@ -1,7 +1,8 @@
 """The compose stack under test: a Docker engine (started here when none
 runs, and stopped again), the stand-in images (tests/compose/images), and
-the project's compose/docker-compose.yml run unchanged with the test-only
-tests/compose/override.yml, on an internal network."""
+the project's root compose.yaml (which includes compose/docker-compose.yml)
+run unchanged with the test-only tests/compose/override.yml, on an internal
+network; from the repository or from a copy of it owned by another user."""
 
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ from pathlib import Path
 from .stack import REPO, run_checked, wait_until
 
 COMPOSE_FILE = REPO / "compose" / "docker-compose.yml"
-OVERRIDE = REPO / "tests" / "compose" / "override.yml"
+# What a user runs at the repository root: it includes COMPOSE_FILE.
+ROOT_FILE_NAME = "compose.yaml"
+OVERRIDE_PATH = Path("tests") / "compose" / "override.yml"
+ROOT_FILE = REPO / ROOT_FILE_NAME
+OVERRIDE = REPO / OVERRIDE_PATH
 BUILD_IMAGES = REPO / "tests" / "compose" / "images" / "build.sh"
 # Its own project name: the tests never touch a user's `ybbench` project.
 PROJECT = "ybbench-test"
@@ -77,29 +82,54 @@ class K6Run:
         return int(re.search(r"rows written (\d+)", self.output)[1])
 
 
-class Compose:
-    """`docker compose -f compose/docker-compose.yml -f tests/compose/override.yml`."""
+def owned_copy(dest: Path, uid: int) -> Path:
+    """The repository's files (tracked and untracked, not ignored) copied to
+    DEST and owned by UID: a checkout of a user who is not root."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        src = REPO / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    for path in [dest, *dest.rglob("*")]:
+        os.lchown(path, uid, uid)
+    return dest
 
-    def __init__(self, images: dict[str, str]):
+
+class Compose:
+    """`docker compose -f compose.yaml -f tests/compose/override.yml` at the
+    root of the repository, or of a copy of it (`root`)."""
+
+    def __init__(self, images: dict[str, str], root: Path = REPO):
         # Only what the test names reaches Compose: no workload knob of the
         # caller's shell leaks into the runs.
         self.env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG")}
         self.env.update(images)
+        self.root = root
 
     @staticmethod
-    def command(*args: str) -> list[str]:
-        return ["docker", "compose", "-p", PROJECT, "-f", str(COMPOSE_FILE), "-f", str(OVERRIDE), *args]
+    def command(*args: str, root: Path = REPO) -> list[str]:
+        return ["docker", "compose", "-p", PROJECT, "-f", str(root / ROOT_FILE_NAME), "-f", str(root / OVERRIDE_PATH),
+                *args]
+
+    @property
+    def files_env(self) -> dict[str, str]:
+        """The project and files, for `docker compose` run by ybbench's events."""
+        return {"COMPOSE_FILE": f"{self.root / ROOT_FILE_NAME}:{self.root / OVERRIDE_PATH}",
+                "COMPOSE_PROJECT_NAME": PROJECT}
 
     def __call__(self, *args: str, env: dict | None = None, check: bool = True, timeout: float = 600):
-        p = subprocess.run(self.command(*args), cwd=REPO, env={**self.env, **(env or {})}, capture_output=True, text=True,
-                           timeout=timeout)
+        p = subprocess.run(self.command(*args, root=self.root), cwd=self.root, env={**self.env, **(env or {})},
+                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         if check and p.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
         return p
 
     def popen(self, *args: str, env: dict | None = None) -> subprocess.Popen:
-        return subprocess.Popen(self.command(*args), cwd=REPO, env={**self.env, **(env or {})}, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        return subprocess.Popen(self.command(*args, root=self.root), cwd=self.root, env={**self.env, **(env or {})},
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                stdin=subprocess.DEVNULL)
 
     def k6(self, service: str, profile: str, testid: str, **knobs) -> K6Run:
         """The README's command: `docker compose --profile P run --rm k6`."""

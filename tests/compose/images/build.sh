@@ -88,3 +88,17 @@ image grafana
 image loki "$bin/loki"
 image promtail "$bin/promtail"
 image k6 "$bin/k6"
+# The ybbench service: the package's tracked files (src), its dependencies'
+# wheels (native/install-deps.sh), the test k6, the docker CLI and the
+# compose plugin, and the real image's entrypoint.
+wheels=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/wheels
+[ -f "$wheels/requirements.txt" ] || { echo "tests/compose/images: $wheels is missing (run native/install-deps.sh)" >&2; exit 1; }
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir "$stage/src"
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard pyproject.toml ybbench k6-scripts experiments |
+  while IFS= read -r -d '' f; do if [ -f "$f" ]; then cp --parents "$f" "$stage/src"; fi; done)
+image ybbench "$stage/src" "$wheels" "$bin/k6" "$bin/docker-compose" "$(command -v docker)" \
+  "$repo/compose/ybbench/entrypoint.sh"
+rm -rf "$stage"
+trap - EXIT

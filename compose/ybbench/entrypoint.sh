@@ -1,0 +1,33 @@
+#!/bin/sh
+# The ybbench service's entrypoint (compose/ybbench/Dockerfile): runs
+# `ybbench ARGS` as the user who owns the repository mounted at /ybbench,
+# so that results/ (and a tserver's target file under prometheus/) belong to
+# whoever ran `docker compose run`, not to root. Nothing to configure: the
+# uid and gid are read from the mount. Logs go to stdout and stderr only.
+set -eu
+repo=${YBBENCH_REPO_DIR:-/ybbench}
+uid=$(stat -c %u "$repo")
+gid=$(stat -c %g "$repo")
+if [ "$(id -u)" != 0 ] || [ "$uid" = 0 ]; then
+  exec ybbench "$@"
+fi
+# A home of its own (matplotlib's cache, the docker CLI's config): the uid
+# may have no passwd entry here.
+home=/tmp/ybbench-home
+mkdir -p "$home"
+chown "$uid:$gid" "$home"
+# The pg baseline's password (the stack's `secrets` service wrote it,
+# readable by the k6 user only): a copy the user can read, never on a
+# command line or in a log.
+if [ -f /run/secrets/ybbench/pgpass ]; then
+  install -m 600 -o "$uid" -g "$gid" /run/secrets/ybbench/pgpass "$home/pgpass"
+  export PGPASSFILE="$home/pgpass"
+fi
+# The engine's socket (for --event), when mounted: its group, so that the
+# user may use it (docs/faults-and-verify.md says why it is mounted).
+groups=--clear-groups
+if [ -S /var/run/docker.sock ]; then
+  groups="--groups=$(stat -c %g /var/run/docker.sock)"
+fi
+export HOME="$home"
+exec setpriv --reuid="$uid" --regid="$gid" "$groups" --inh-caps=-all --bounding-set=-all ybbench "$@"
