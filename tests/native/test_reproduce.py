@@ -10,8 +10,6 @@ import json
 import math
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ import yaml
 from ybbench.experiments.reproduce import expected
 from ybbench.experiments.reproduce import file as experiment_file
 
-from ..support import shared
+from ..support import shared, ybbench_cli
 from ..support.stack import BIN, REPO, SHARED, free_port
 
 SEEDS = SHARED / "seeds"
@@ -28,9 +26,7 @@ SHIPPED = {"000": "seed-000-ysql-100-nodes.yaml", "001": "seed-001-ycql-large-da
            "004": "seed-004-uncached-random-reads.yaml"}
 
 
-def cli(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ybbench", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+cli = ybbench_cli.ybbench
 
 
 # --- the shipped experiment files ---------------------------------------

@@ -5,16 +5,16 @@ results.json and checked against the inputs and plain arithmetic."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 
+from ..support import ybbench_cli
 from ..support.stack import BIN, REPO
 
 SEED_003 = REPO / "experiments" / "seed-003-scaling.yaml"
@@ -22,9 +22,7 @@ SEED_003 = REPO / "experiments" / "seed-003-scaling.yaml"
 SEED_003_RUNTIMES = {1: 59, 2: 32, 3: 23, 4: 15, 8: 9.6, 12: 7.4, 16: 4.4}
 
 
-def ybbench(*args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ybbench", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=600, env=env)
+ybbench = functools.partial(ybbench_cli.ybbench, timeout=600)  # scale's runs take a while
 
 
 def usl_by_hand(n, lam, sigma, kappa):

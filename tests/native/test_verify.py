@@ -20,11 +20,7 @@ from ybbench.report.pglocal import Postgres
 
 from ..support.stack import BIN, REPO, wait_until
 from ..support.workloads import run_ok
-
-
-def ybbench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ybbench", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=300, env=env)
+from ..support.ybbench_cli import ybbench
 
 
 def verify(results, testid: str, pg, *args: str) -> tuple[subprocess.CompletedProcess, dict | None]:

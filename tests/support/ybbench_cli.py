@@ -45,10 +45,10 @@ def ybbench_run(workload: str, pg: Postgres, results: Path, *, testid: str, prom
     return Completed(p.returncode, p.stdout + p.stderr, results / testid)
 
 
-def ybbench(*args: str) -> subprocess.CompletedProcess:
+def ybbench(*args, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """Any `ybbench` command, its output captured."""
-    return subprocess.run([sys.executable, "-m", "ybbench", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-m", "ybbench", *map(str, args)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def table_exists(pg, table: str) -> bool:

@@ -5,20 +5,13 @@ and writes nothing."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from ..support.stack import REPO
+from ..support.ybbench_cli import ybbench
 
 TESTID = "r1"
 PARAMS = {"workload": "sql-inserts", "testid": TESTID, "knobs": {}, "started": 1.0, "finished": 2.0}
-
-
-def ybbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ybbench", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
 
 
 def broken_run(tmp_path, fault: str):
