@@ -47,7 +47,7 @@ def test_interval_is_the_stated_formula():
     x, y = ar1(rng, 30, 0.3), ar1(rng, 25, 0.3, mean=1100)
     r = bootstrap.compare(x, y, alpha=0.1)
     assert (r.b_base, r.b_other, r.resamples) == (6, 5, bootstrap.B)
-    draws = np.random.default_rng(bootstrap.SEED)
+    draws = np.random.default_rng(bootstrap.STREAM)
     lx = np.log(bootstrap.resampled_means(x, 6, bootstrap.B, draws))
     ly = np.log(bootstrap.resampled_means(y, 5, bootstrap.B, draws))
     vx, vy = lx.var(ddof=1), ly.var(ddof=1)

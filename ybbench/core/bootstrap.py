@@ -7,7 +7,8 @@ seconds is rebuilt from ceil(n / b) blocks of b consecutive seconds, their
 starts drawn uniformly from the n - b + 1 possible ones, and cut back to n
 (the moving-block bootstrap, Künsch 1989), b = ceil(sqrt(n)) (below). The
 two runs are resampled independently, B times each, from one fixed random stream
-(SEED: the same series give the same interval). The interval is on the log
+(STREAM: the same series give the same interval; "seed" in ybbench is a
+published benchmark). The interval is on the log
 of the ratio, L = log(mean(other) / mean(base)):
 
     L ± t(1 - alpha/2, df) * sqrt(var* log mean(base*) + var* log mean(other*))
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 B = 10_000
-SEED = 20260522
+STREAM = 20260522
 MIN_BLOCKS = 3
 METHOD = ("moving-block bootstrap of each run's per-second series, resampled independently, block length "
           "b = ceil(sqrt(n)) (3 below 12 s); interval exp(L ± t(1-alpha/2, df) * SE*), L = log(mean(other)/mean(base)), SE* from "
@@ -80,7 +81,7 @@ class Ratio:
         return {"ratio": self.ratio, "low": self.low, "high": self.high, "verdict": self.verdict,
                 "seconds": {"base": self.n_base, "other": self.n_other},
                 "block_length": {"base": self.b_base, "other": self.b_other},
-                "resamples": self.resamples, "alpha": self.alpha, "seed": SEED, "method": METHOD}
+                "resamples": self.resamples, "alpha": self.alpha, "random_stream": STREAM, "method": METHOD}
 
 
 def verdict(low: float, high: float) -> str:
@@ -91,7 +92,7 @@ def verdict(low: float, high: float) -> str:
     return "no significant difference"
 
 
-def compare(base, other, alpha: float = 0.05, reps: int = B, seed: int = SEED) -> Ratio:
+def compare(base, other, alpha: float = 0.05, reps: int = B, stream: int = STREAM) -> Ratio:
     """other against base: the ratio of their mean per-second values, its
     (1 - alpha) interval and the verdict ("faster" when the interval lies
     above 1: other did more per second)."""
@@ -108,14 +109,14 @@ def compare(base, other, alpha: float = 0.05, reps: int = B, seed: int = SEED) -
         return Ratio(ratio, None, None, f"no verdict: {why}", len(x), len(y), bx, by, reps, alpha)
     if not ratio > 0:
         return Ratio(ratio, None, None, "no verdict: other has no ops", len(x), len(y), bx, by, reps, alpha)
-    low, high = interval(x, y, bx, by, alpha, reps, seed)
+    low, high = interval(x, y, bx, by, alpha, reps, stream)
     return Ratio(ratio, low, high, verdict(low, high), len(x), len(y), bx, by, reps, alpha)
 
 
-def interval(x: np.ndarray, y: np.ndarray, bx: int, by: int, alpha: float, reps: int, seed: int) -> tuple[float, float]:
+def interval(x: np.ndarray, y: np.ndarray, bx: int, by: int, alpha: float, reps: int, stream: int) -> tuple[float, float]:
     from scipy import stats
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(stream)
     with np.errstate(divide="ignore"):
         lx = np.log(resampled_means(x, bx, reps, rng))
         ly = np.log(resampled_means(y, by, reps, rng))

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ybbench.core.catalog import TESTID
+from ybbench.core.catalog import SECRET_NAMES, TESTID
 from ybbench.core.errors import UserError
 
 PARAMS = "params.json"
@@ -73,6 +73,12 @@ class Run:
     @property
     def knobs(self) -> dict[str, str]:
         return self.params.get("knobs", {})
+
+    @property
+    def shown_knobs(self) -> dict[str, str]:
+        """The knobs a page or file may show: never one that names a secret
+        (ybbench run records none; a params.json from elsewhere might)."""
+        return {k: v for k, v in self.knobs.items() if not SECRET_NAMES.search(k)}
 
     def events(self) -> list[dict]:
         """The faults the run applied; none when it had none."""

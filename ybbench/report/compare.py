@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 from ybbench.core import bootstrap, latency, run_folder
-from ybbench.core.catalog import SECRET_NAMES
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_file, write_json
 from ybbench.core.services import check_ready
@@ -77,16 +76,12 @@ def per_second(prom: Prom, testid: str, op: str, start: float, end: float) -> di
             "ops": values[-1] - values[0], "query": counter(testid, op)}
 
 
-def _knobs(run: run_folder.Run) -> dict:
-    return {k: v for k, v in run.knobs.items() if not SECRET_NAMES.search(k)}
-
-
 def differences(base: run_folder.Run, other: run_folder.Run) -> dict:
     out = {}
     for key in ("workload", "k6_exit_code"):
         if base.params.get(key) != other.params.get(key):
             out[key] = {"base": base.params.get(key), "other": other.params.get(key)}
-    kb, ko = _knobs(base), _knobs(other)
+    kb, ko = base.shown_knobs, other.shown_knobs
     knobs = {k: {"base": kb.get(k), "other": ko.get(k)} for k in sorted(set(kb) | set(ko)) if kb.get(k) != ko.get(k)}
     if knobs:
         out["knobs"] = knobs
@@ -146,32 +141,31 @@ def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: 
         check_ready("Prometheus", prometheus, "/-/ready")
         prom = Prom(prometheus)
     doc = {"base": base.testid, "others": [o.testid for o in others], "prometheus": prometheus, "alpha": alpha,
-           "method": bootstrap.METHOD, "resamples": bootstrap.B, "seed": bootstrap.SEED,
+           "method": bootstrap.METHOD, "resamples": bootstrap.B, "random_stream": bootstrap.STREAM,
            "min_blocks": bootstrap.MIN_BLOCKS, "runs": {}, "comparisons": []}
-    measured: dict[tuple[str, str], dict] = {}
     for r in runs:
         start, end = r.window
         doc["runs"][r.testid] = {"workload": r.params.get("workload"), "window": {"start": start, "end": end},
-                                 "k6_exit_code": r.params.get("k6_exit_code"), "knobs": _knobs(r), "ops": {}}
+                                 "k6_exit_code": r.params.get("k6_exit_code"), "knobs": r.shown_knobs, "ops": {}}
         for op in sorted(r.summary["ops"]):
             if r is base and not any(op in o.summary["ops"] for o in others):
                 continue
             if r is not base and op not in base.summary["ops"]:
                 continue
-            m = {"throughput": _throughput(r, op, prom), "latency_ms": _latency(r, op, prom)}
-            measured[(r.testid, op)] = m
-            doc["runs"][r.testid]["ops"][op] = m
+            doc["runs"][r.testid]["ops"][op] = {"throughput": _throughput(r, op, prom),
+                                                "latency_ms": _latency(r, op, prom)}
     for o in others:
         ops = {}
         for op in sorted(set(base.summary["ops"]) & set(o.summary["ops"])):
-            tb, to = measured[(base.testid, op)]["throughput"], measured[(o.testid, op)]["throughput"]
+            mb, mo = doc["runs"][base.testid]["ops"][op], doc["runs"][o.testid]["ops"][op]
+            tb, to = mb["throughput"], mo["throughput"]
             if "series" in tb and "series" in to:
                 stat = bootstrap.compare(tb["series"]["v"], to["series"]["v"], alpha).as_dict()
             else:
                 b, x = tb["mean_ops_per_s"], to["mean_ops_per_s"]
                 stat = {"ratio": x / b if b else None, "low": None, "high": None, "verdict": NO_SERIES}
             stat["base_ops_per_s"], stat["other_ops_per_s"] = tb["mean_ops_per_s"], to["mean_ops_per_s"]
-            lb, lo = measured[(base.testid, op)]["latency_ms"], measured[(o.testid, op)]["latency_ms"]
+            lb, lo = mb["latency_ms"], mo["latency_ms"]
             stat["latency_ms"] = {p: {"base": lb[p], "other": lo[p]} for p in ("p50", "p95", "p99")}
             ops[op] = stat
         doc["comparisons"].append({"base": base.testid, "other": o.testid, "differences": differences(base, o),
@@ -234,7 +228,7 @@ def page(doc: dict) -> str:
                         f"{e(str(doc['prometheus']))}.</figcaption></figure>")
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title></head><body>"
             f"<h1>ybbench compare</h1><p>Base {e(doc['base'])}; others {e(', '.join(doc['others']))}. Statistics: "
-            f"{e(doc['method'])}; B = {doc['resamples']} resamples, seed {doc['seed']}, alpha {doc['alpha']:g}; "
+            f"{e(doc['method'])}; B = {doc['resamples']} resamples, random stream {doc['random_stream']}, alpha {doc['alpha']:g}; "
             f"no verdict with fewer than {doc['min_blocks']} blocks.</p><pre>{e(table(doc))}</pre>"
             + "".join(figs) + "</body></html>\n")
 

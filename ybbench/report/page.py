@@ -27,7 +27,6 @@ import urllib.request
 from pathlib import Path
 
 from ybbench.core import run_folder
-from ybbench.core.catalog import SECRET_NAMES
 from ybbench.core.errors import UserError
 from ybbench.core.files import write_file, write_json
 from ybbench.core.services import check_ready
@@ -49,7 +48,7 @@ def load_run(results_dir: Path, testid: str) -> dict:
     run = run_folder.load(results_dir, testid)
     summary = dict(run.summary)
     summary.pop("k6", None)  # k6's raw metrics: not shown
-    params = dict(run.params, knobs={k: v for k, v in run.knobs.items() if not SECRET_NAMES.search(k)})
+    params = dict(run.params, knobs=run.shown_knobs)
     started, finished = run.window
     return {"testid": testid, "folder": run.folder, "params": params, "summary": summary,
             "window": {"start": started, "end": finished}}
