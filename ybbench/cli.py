@@ -46,6 +46,11 @@ def _run(a: argparse.Namespace) -> int:
         quiet=a.quiet, generators=a.generators, events=a.event
     )
     print(f"results: {r.folder}")
+    if a.report:
+        # Reached with k6's exit 0 or 99 (thresholds crossed): a whole run either way.
+        from ybbench.report.page import report
+
+        print(f"report: {report([r.testid], Path(a.results), a.prometheus, None, None)}")
     return r.exit_code
 
 
@@ -145,6 +150,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--event", action="append", default=[], metavar="AT:ACTION:SERVICE",
                    help="a fault or expansion on the compose stack during the run, e.g. 20s:stop:yb-tserver-2; "
                    "actions: stop, start, kill, restart, add, remove (docs/faults-and-verify.md \"Faults and expansion\")")
+    r.add_argument("--report", action="store_true", help="then write the run's report, as `ybbench report` does "
+                   "(results/<testid>/report.html; charts over the run's window with --prometheus)")
     r.set_defaults(func=_run)
 
     d = sub.add_parser("doe", help="a two-level (fractional) factorial design: aliases, effects, charts")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import subprocess
 import sys
@@ -22,8 +23,10 @@ import time
 import urllib.request
 import uuid
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
+import yaml
 
 from ..support.compose_stack import (
     NETWORK,
@@ -182,19 +185,21 @@ def ybbench_service(stack, *args: str, timeout: float = 600) -> subprocess.Compl
 
 @pytest.fixture(scope="module")
 def service_runs(stack):
-    """`ybbench run`, a two-step `sweep` and `report`, each through the
-    ybbench service, into the checkout's results/."""
+    """The README's one command, `ybbench run ... --report` (the run and its
+    report), then a two-step `sweep` and a `report` of its steps, each
+    through the ybbench service, into the checkout's results/."""
     tid, sweep = new_testid("svc"), new_testid("sweep")
     run = ybbench_service(stack, "run", "sql-inserts", "--testid", tid, "--quiet", "--set", "VUS=4",
-                          "--set", "DURATION=15s")
+                          "--set", "DURATION=15s", "--report")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     swept = ybbench_service(stack, "sweep", "sql-inserts", "--vus", "1,2", "--step-duration", "5s", "--id", sweep)
     assert swept.returncode == 0, swept.stdout[-3000:] + swept.stderr[-3000:]
-    report = ybbench_service(stack, "report", tid)
+    steps = [f"{sweep}-vus{n}" for n in (1, 2)]
+    report = ybbench_service(stack, "report", *steps, "--results", f"results/{sweep}")
     assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
     results = stack.root / "results"
     return {"results": results, "run": results / tid, "sweep": results / sweep,
-            "steps": [results / sweep / f"{sweep}-vus{n}" for n in (1, 2)], "report": report}
+            "steps": [results / sweep / s for s in steps], "run_out": run, "report": report}
 
 
 def test_ybbench_service_writes_results_as_the_checkouts_owner(stack, service_runs):
@@ -202,6 +207,7 @@ def test_ybbench_service_writes_results_as_the_checkouts_owner(stack, service_ru
     assert results.stat().st_uid == USER_UID != 0
     files = [results, *results.rglob("*")]
     assert len(files) > 15 and service_runs["run"] / "report.html" in files
+    assert service_runs["steps"][0] / "report.html" in files
     assert {(f.stat().st_uid, f.stat().st_gid) for f in files} == {(USER_UID, USER_UID)}
     # Pointed at the stack's own Prometheus and Loki, with no flag given.
     params = json.loads((service_runs["run"] / "params.json").read_text())
@@ -227,7 +233,7 @@ def test_ybbench_service_numbers_are_k6s(stack, service_runs):
 
 def test_ybbench_service_report_charts_have_data(service_runs):
     folder = service_runs["run"]
-    assert service_runs["report"].stdout.strip().endswith("/ybbench/results/" + folder.name + "/report.html")
+    assert f"report: /ybbench/results/{folder.name}/report.html" in service_runs["run_out"].stdout.splitlines()
     data = json.loads((folder / "report.json").read_text())
     (run,) = data["runs"]
     charts = {c["id"]: c for c in run["charts"]}
@@ -239,6 +245,50 @@ def test_ybbench_service_report_charts_have_data(service_runs):
     pngs = [base64.b64decode(src.split(",", 1)[1]) for src in re.findall(r'src="(data:image/png;base64,[^"]*)"', page)]
     assert len(pngs) == len([c for c in run["charts"] if c.get("curve", True)]) >= 3
     assert all(p.startswith(b"\x89PNG\r\n\x1a\n") and len(p) > 2000 for p in pngs)
+    # The sweep's steps in one report: each step's ops/s is its own summary's.
+    first = service_runs["steps"][0]
+    assert service_runs["report"].stdout.strip().endswith(f"results/{first.parent.name}/{first.name}/report.html")
+    both = json.loads((first / "report.json").read_text())["runs"]
+    assert [r["testid"] for r in both] == [s.name for s in service_runs["steps"]]
+    for r, step in zip(both, service_runs["steps"]):
+        ops = {c["id"]: c for c in r["charts"]}["summary_ops_per_second"]["data"]
+        assert ops == {"insert": json.loads((step / "summary.json").read_text())["ops"]["insert"]["per_second"]}
+
+
+def test_doe_run_through_the_service(stack):
+    """The README's `docker compose run --rm ybbench doe FILE --run`, on
+    seed 002's local design made short: every row runs against the stack's
+    YSQL, each run's y in the analysis is its own k6 summary's ops/s, and
+    the read rows found every key the load wrote."""
+    did = new_testid("doe")
+    doc = yaml.safe_load((REPO / "experiments" / "seed-002-esle-local.yaml").read_text())
+    doc["replications"] = 1
+    doc["run"].update(duration="3s", knobs={"VUS": 2, "TABLE": did.replace("-", "_")})
+    doc["run"]["load"]["keys"] = 2000
+    design = stack.root / "experiments" / f"{did}.yaml"
+    design.write_text(yaml.safe_dump(doc, sort_keys=False))
+    os.chown(design, USER_UID, USER_UID)
+    r = ybbench_service(stack, "doe", f"experiments/{did}.yaml", "--run", "--id", did)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    folder = stack.root / "results" / did
+    runs = sorted(p for p in folder.iterdir() if re.fullmatch(rf"{did}-r\d+-1", p.name))
+    assert len(runs) == 4, sorted(p.name for p in folder.iterdir())
+    assert {(f.stat().st_uid, f.stat().st_gid) for f in [folder, *folder.rglob("*")]} == {(USER_UID, USER_UID)}
+    load = json.loads((folder / f"{did}-load" / "params.json").read_text())["knobs"]
+    in_table = stack.ysql(f"SELECT count(*) FROM {load['TABLE']} WHERE k LIKE '{load['KEY_PREFIX']}:%'")
+    assert int(in_table) == 2000
+    y = {}
+    for run in runs:
+        summary = json.loads((run / "summary.json").read_text())
+        k6s = json.loads((run / "k6-summary.json").read_text())["metrics"]
+        assert summary["errors"] == 0 and sum(o["count"] for o in summary["ops"].values()) == k6s["iterations"]["count"]
+        if json.loads((run / "params.json").read_text())["workload"] == "kv-random-read":
+            assert summary["keys_missing"] == 0 and summary["ops"]["select"]["count"] > 0, run.name
+        y[run.name] = sum(o["per_second"] for o in summary["ops"].values())
+    res = json.loads((folder / "analysis" / "results.json").read_text())
+    # One replication: each row's source is its run's summary.json.
+    got = {Path(row["source"]).parent.name: v for row in res["runs"] for v in row["y"]}
+    assert got == pytest.approx(y, rel=1e-12)
 
 
 @pytest.mark.parametrize("args", [

@@ -155,3 +155,21 @@ def test_prometheus_down_exits_2_and_writes_nothing(runs, tmp_path):
     assert p.returncode == 2
     assert "Prometheus" in p.stderr and down in p.stderr and "Traceback" not in p.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_run_with_report_writes_that_runs_report(postgres, prometheus, tmp_path):
+    """`ybbench run ... --report`: one command runs the benchmark and writes its report (issue 25)."""
+    results = tmp_path / "results"
+    rid = f"rr{uuid.uuid4().hex[:8]}"
+    done = ybbench_run("sql-inserts", postgres, results, testid=rid, prometheus=prometheus.url,
+                       knobs={"VUS": 2, "DURATION": "6s", "KEY_PREFIX": rid}, extra_args=["--report"])
+    assert done.code == 0, done.output
+    page = results / rid / "report.html"
+    assert f"report: {page}" in done.output.splitlines()
+    (run,) = json.loads(page.with_suffix(".json").read_text())["runs"]
+    assert run["testid"] == rid
+    # The charts hold this run's numbers: k6's own summary and the rows the database has.
+    rows = int(postgres.query(f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{rid}:%'"))
+    assert rows == done.digest()["rows_written"] > 0
+    assert _chart(run, "summary_ops_per_second")["data"]["insert"] == done.digest()["ops"]["insert"]["per_second"]
+    assert _chart(run, "ops_per_second")["data"]["insert"]["v"], "no ops/s points from Prometheus"
