@@ -17,6 +17,7 @@ What differs between the runs (workload, knobs, k6 exit code) is listed;
 different workloads are refused unless --allow-different-workloads.
 Output: a table on stdout; compare.json and compare.html in a new folder
 (--out, default <results>/compare-<time>), written whole or not at all.
+Ids that name series (sweeps, designs, scale fits) go to compare_series.py.
 """
 
 from __future__ import annotations
@@ -239,6 +240,12 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
     folder = Path(out) if out else results_dir / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
     if folder.exists():
         raise UserError(f"--out {folder}: exists; compare writes a new folder")
+    # Series (sweeps, designs, scale fits): compare_series.py, given this module's per_second.
+    from ybbench.report import compare_series
+
+    if compare_series.any_series(results_dir, [base, *others]):
+        return compare_series.command(base, others, results_dir, folder, prometheus, alpha, allow_different,
+                                      per_second)
     doc = compare_runs(results_dir, base, others, prometheus, alpha, allow_different)
     text = table(doc)
     with staged_dir(folder) as stage:

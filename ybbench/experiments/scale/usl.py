@@ -47,6 +47,7 @@ class Fit:
     sse: float
     residual_se: float | None  # sqrt(SSE / dof)
     r2: float
+    cov: np.ndarray | None = None  # covariance of (λ, σ, κ) from the fit; None with no degrees of freedom
 
     def params(self) -> dict[str, Param]:
         return {"lambda": self.lam, "sigma": self.sigma, "kappa": self.kappa}
@@ -132,7 +133,8 @@ def fit(ns, xs, alpha: float = 0.05) -> Fit:
     sse *= scale ** 2
     sst = float(np.sum((xs - xs.mean()) ** 2))
     return Fit(*params, alpha=alpha, points=m, dof=dof, t=t, sse=sse,
-               residual_se=math.sqrt(sse / dof) if dof > 0 else None, r2=1 - sse / sst if sst > 0 else 1.0)
+               residual_se=math.sqrt(sse / dof) if dof > 0 else None, r2=1 - sse / sst if sst > 0 else 1.0,
+               cov=pcov if dof > 0 else None)
 
 
 def x1(ns, xs, f: Fit) -> tuple[float, str]:
