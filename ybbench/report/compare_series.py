@@ -377,7 +377,8 @@ def compare_designs(base: Series, other: Series, alpha: float) -> dict:
 def refit(s: Series, alpha: float) -> dict:
     pts = s.doc["points"]
     f = usl.fit([p["nodes"] for p in pts], [p["throughput"] for p in pts], alpha)
-    out = {"dof": f.dof, "points": f.points, "unit": s.doc.get("unit"), "source": s.source}
+    out = {"dof": f.dof, "points": f.points, "max_nodes": max(p["nodes"] for p in pts), "unit": s.doc.get("unit"),
+           "source": s.source}
     for k, p in f.params().items():
         out[k] = {"value": p.value, "se": p.se}
         stored = s.doc["fit"][k]["value"]
@@ -560,9 +561,10 @@ def _chart(c: dict) -> str | None:
         ax.set_ylabel(f"change of q ({c['response']})")
         ax.set_title(f"effects: {c['other']} − {c['base']}, with intervals", fontsize=10)
     else:
+        peaks = [x for x in (c["rows"]["n_star"]["base"], c["rows"]["n_star"]["other"]) if x]
+        top = max([f["max_nodes"] for f in c["fits"].values()] + [1.2 * x for x in peaks])
+        grid = np.linspace(1, min(top, 256), 100)
         for sid, f in c["fits"].items():
-            top = 2 * max(1.0, *(x for x in (c["rows"]["n_star"]["base"], c["rows"]["n_star"]["other"]) if x))
-            grid = np.linspace(1, min(top, 256), 100)
             ax.plot(grid, usl.model(grid, f["lambda"]["value"], f["sigma"]["value"], f["kappa"]["value"]), label=sid)
         ax.set_xlabel("nodes (N)")
         ax.set_ylabel("fitted throughput")
