@@ -82,6 +82,17 @@ TOOLS = {
                              "mkdir", "chown"}, absent={"wget"}),
 }
 
+# Tools the upstream image lacks that its stand-in, on a Debian base, has
+# and cannot shed: a command calling one is reported as missing all the same.
+UPSTREAM_LACKS = {
+    "postgres": {"curl", "wget", "python3"},  # debian:bookworm-slim and PostgreSQL
+    "promtail": {"curl", "wget", "python3"},  # ubuntu:noble, tzdata, CA certificates
+    "grafana": {"python3", "apt-get", "dpkg"},  # Alpine
+    "ybbench": {"curl", "wget"},  # python:3.11-slim-bookworm
+    "k6": {"bash", "curl", "python3", "apt-get", "dpkg"},  # alpine:3.22, CA certificates
+    "yugabytedb": {"apt-get", "dpkg"},  # AlmaLinux 8: rpm and dnf
+}
+
 # The compose service -> the stand-in image that runs it.
 SERVICE_IMAGE = {"secrets": "busybox", "k6-pg": "k6"} | {
     s: "yugabytedb" for s in ("yb-master-1", "yb-master-2", "yb-master-3", "yb-tserver-1", "yb-tserver-2",
@@ -316,8 +327,12 @@ def code_uses() -> list[Use]:
 
 
 def missing(uses: list[Use], fs) -> list[str]:
-    return [f"{u.service} ({SERVICE_IMAGE.get(u.service, u.service)}): {u.command} [{u.where}]" for u in uses
-            if fs(SERVICE_IMAGE.get(u.service, u.service)).which(u.command) is None]
+    def image(u: Use) -> str:
+        return SERVICE_IMAGE.get(u.service, u.service)
+
+    return [f"{u.service} ({image(u)}): {u.command} [{u.where}]" for u in uses
+            if fs(image(u)).which(u.command) is None
+            or posixpath.basename(u.command) in UPSTREAM_LACKS.get(image(u), set())]
 
 
 @pytest.fixture(scope="module")
@@ -401,13 +416,17 @@ def test_every_command_run_in_a_container_exists_in_its_image(project, fs):
 
 
 def test_a_healthcheck_calling_a_tool_the_image_lacks_is_caught(project, fs):
-    """The control: curl in Prometheus (busybox has wget, not curl) and a
-    shell-form check in Loki (no shell) are reported."""
+    """The control: curl in Prometheus (busybox has wget, not curl), a
+    shell-form check in Loki (no shell), and curl in postgres, which the
+    Debian-based stand-in has but postgres:15 lacks, are reported."""
     broken = json.loads(json.dumps(project))
     broken["services"]["prometheus"]["healthcheck"]["test"] = ["CMD", "curl", "-f", "http://127.0.0.1:9090/-/ready"]
     broken["services"]["loki"]["healthcheck"]["test"] = ["CMD-SHELL", "/usr/bin/loki -health"]
+    broken["services"]["postgres"]["healthcheck"]["test"] = ["CMD", "curl", "-f", "http://127.0.0.1:5432/"]
+    assert fs("postgres").which("curl")  # the stand-in runs it: only UPSTREAM_LACKS catches it
     assert sorted(missing(compose_uses(broken, fs), fs)) == [
-        "loki (loki): /bin/sh [healthcheck]", "prometheus (prometheus): curl [healthcheck]"]
+        "loki (loki): /bin/sh [healthcheck]", "postgres (postgres): curl [healthcheck]",
+        "prometheus (prometheus): curl [healthcheck]"]
 
 
 def test_the_engine_fails_a_healthcheck_whose_tool_is_missing(images, engine, tmp_path):
