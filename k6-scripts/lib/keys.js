@@ -36,6 +36,46 @@ export function uniformIndex(max) {
   return Math.floor(Math.random() * max);
 }
 
+// A short tag of a run's id (base 36 of a 32-bit string hash, h x 33 + c):
+// stamped into the values an update writes, so that a value says which run
+// wrote it. The same testid gives the same tag in every generator.
+export function runTag(id) {
+  let h = 5381;
+  for (let j = 0; j < id.length; j++) h = (h * 33 + id.charCodeAt(j)) % 4294967296;
+  return h.toString(36);
+}
+
+// sql-updates' keys and ops as a function of the iteration number i, so that
+// `ybbench verify` knows which iterations updated a key without a log of
+// them. Round r = floor(i / keys) visits every key once: position p = i mod
+// keys goes to key (multiplier x p + r x shift) mod keys, with the multiplier
+// prime to keys (a permutation) near keys x 0.7549 and the shift near
+// keys x 0.5698, so that consecutive iterations land far apart and each round
+// in another order. Iteration i is an update when frac(i x 0.6180339887498949)
+// < writePercent / 100: an even spread (a Weyl sequence), independent of the
+// key (the multiplier's ratio is another irrational). A few arithmetic
+// operations per iteration, no call into Go.
+export const PHI = 0.6180339887498949;
+export function updateSchedule(keys, writePercent) {
+  const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
+  let multiplier = Math.max(1, Math.round(keys * 0.7548776662466927) % keys);
+  while (gcd(multiplier, keys) !== 1) multiplier++;
+  const shift = Math.round(keys * 0.5698402909980532) % keys;
+  const share = writePercent / 100;
+  // multiplier x p stays below 2^53 up to 2^26 keys; above, in two parts.
+  const hi = Math.floor(multiplier / 65536), lo = multiplier % 65536;
+  const times = keys <= 67108864 ? (p) => multiplier * p : (p) => ((hi * p) % keys) * 65536 + lo * p;
+  return {
+    multiplier,
+    shift,
+    key(i) {
+      const p = i % keys;
+      return (times(p) + (((i - p) / keys) * shift) % keys) % keys;
+    },
+    isUpdate: (i) => (i * PHI) % 1 < share,
+  };
+}
+
 // Keys of `width` bytes, `<prefix>:<index>` with the index zero-padded, as
 // the seeds' 50-byte keys: one string per call, nothing kept.
 export function paddedKeyMaker(prefix, width) {

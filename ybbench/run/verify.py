@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ybbench.core import run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.core.files import write_json
+from ybbench.run import verify_updates
+from ybbench.run.verify_base import Attempted, Count, connect as _connect, iterations
 
-UNACKED = re.compile(r"ybbench-unacked first=(\d+) rows=(\d+)")
-INTERRUPTED = re.compile(r"(\d+) complete and (\d+) interrupted iterations")
 
 
 class SqlInsertsKeys:
@@ -75,102 +74,23 @@ class KvKeys:
 
 
 SCHEMES = {"sql-inserts": SqlInsertsKeys, "kv": KvKeys}
-
-
-@dataclass
-class Count:
-    """A count and the first few examples (keys) behind it."""
-
-    n: int = 0
-    examples: list[str] = field(default_factory=list)
-
-    def add(self, key: str, show: int, by: int = 1) -> None:
-        self.n += by
-        if len(self.examples) < show:
-            self.examples.append(key)
-
-
-@dataclass
-class Attempted:
-    """The key indexes a run attempted. k6's iterationInTest is unique across
-    the generators of a split run but not dense: with N equal execution
-    segments, generator g's j-th iteration is g + j x N. Iteration i wrote
-    indexes [i x rows, (i + 1) x rows)."""
-
-    counts: list[int]  # iterations attempted, per generator (one for a plain run)
-    rows: int
-
-    def __contains__(self, n: int) -> bool:
-        it = n // self.rows
-        return it // len(self.counts) < self.counts[it % len(self.counts)]
-
-    def __len__(self) -> int:
-        return sum(self.counts) * self.rows
-
-    def indexes(self):
-        """In increasing order, one at a time (O(1) memory)."""
-        n = len(self.counts)
-        last = max((g + (c - 1) * n for g, c in enumerate(self.counts) if c), default=-1)
-        for it in range(last + 1):
-            if it // n < self.counts[it % n]:
-                yield from range(it * self.rows, (it + 1) * self.rows)
-
-
-def _read(path: Path, what: str) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except FileNotFoundError:
-        raise UserError(f"{path.parent}: {path.name} is missing: not a finished `ybbench run` ({what})") from None
-
-
-def _log_facts(log: str) -> tuple[int, set[int]]:
-    """Interrupted iterations (k6's last progress line) and the indexes of
-    the statements that failed or timed out."""
-    counts = [int(m.group(2)) for m in INTERRUPTED.finditer(log)]
-    unacked: set[int] = set()
-    for m in UNACKED.finditer(log):
-        first, n = int(m.group(1)), int(m.group(2))
-        unacked.update(range(first, first + n))
-    return (counts[-1] if counts else 0), unacked
+# The other write workloads' checks, each in its module.
+CHECKS = {"sql-updates": verify_updates}
 
 
 def plan(folder: Path) -> dict:
     """What the run attempted and which statements failed, from its files;
     a run split over generators (--generators N) from each one's."""
     run = run_folder.read(folder)
-    summary, params = run.summary, run.params
+    summary = run.summary
     written = summary.get("written")
     if not written or written.get("scheme") not in SCHEMES:
         raise UserError(f"run {folder.name} ({summary.get('workload')}) is not a load verify knows: "
-                        "verify checks what sql-inserts and kv-load wrote")
-    n = int(params.get("generators", 1))
-    parts = [folder] if n == 1 else [folder / "generators" / f"g{i}" for i in range(1, n + 1)]
-    if n > 1 and list(params.get("execution_segments", {}).values()) != \
-            [f"{'0' if i == 0 else f'{i}/{n}'}:{'1' if i == n - 1 else f'{i + 1}/{n}'}" for i in range(n)]:
-        raise UserError(f"run {folder.name}: verify knows N equal execution segments, not "
-                        f"{params.get('execution_segments')}")
-    counts, interrupted, unacked = [], 0, set()
-    for part in parts:
-        stopped, failed = _log_facts(_read(part / "k6.log", "k6's log"))
-        inserts = run_folder.summary(part).get("ops", {}).get("insert", {}).get("count", 0)
-        counts.append(inserts + stopped)
-        interrupted += stopped
-        unacked |= failed
+                        "verify checks what sql-inserts, kv-load, sql-updates, ycsb-load, ycsb and "
+                        "sql-secondary-index wrote")
+    counts, interrupted, unacked = iterations(folder, run, ("insert",))
     return {"written": written, "attempted": Attempted(counts, int(written["rows_per_iteration"])),
             "interrupted": interrupted, "unacked": unacked}
-
-
-def _connect(written: dict, node: str | None):
-    import psycopg
-
-    host, _, port = (node or written["nodes"][0]).rpartition(":")
-    try:
-        return psycopg.connect(host=host, port=int(port), user=written["user"], dbname=written["database"],
-                               sslmode=written.get("sslmode", "disable"), connect_timeout=10,
-                               application_name="ybbench verify")
-    except psycopg.Error as e:
-        raise UserError(f"cannot read the table back: database {written['database']!r} at {host}:{port} as "
-                        f"{written['user']!r}: {str(e).strip().splitlines()[0]}") from None
 
 
 def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: int = 20) -> dict:
@@ -262,8 +182,10 @@ def command(testid: str, results: str, node: str | None, chunk: int) -> int:
     folder = Path(results) / testid
     if not folder.is_dir():
         raise UserError(f"no run {testid!r}: {folder} does not exist")
-    r = check(folder, node=node, chunk=chunk)
+    scheme = (run_folder.read(folder).summary.get("written") or {}).get("scheme")
+    other = CHECKS.get(scheme)
+    r = (other.check if other else check)(folder, node=node, chunk=chunk)
     write_json(folder / "verify.json", r)
-    for line in lines(r):
+    for line in (other.lines if other else lines)(r):
         print(line)
     return 0 if r["ok"] else 1
