@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ..support.stack import BIN, REPO
@@ -15,9 +16,14 @@ def test_demo_writes_a_report_of_both_runs(binaries, tmp_path):
     env = dict(os.environ, K6=str(BIN / "k6"))
     env.pop("PGPASSWORD", None)
     before = set(Path("/tmp").glob("ybbench-pg-*")) | set(Path("/tmp").glob("ybbench-prom-*"))
-    p = subprocess.run([sys.executable, "-m", "ybbench", "demo", "--results", str(tmp_path), "--vus", "4",
-                        "--duration", "3s"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    # The default duration (10 s each, the demo's Prometheus scraping every 1 s), as a new user runs it.
+    started = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "ybbench", "demo", "--results", str(tmp_path), "--vus", "4"],
+                       cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    took = time.monotonic() - started
     assert p.returncode == 0, p.stdout + p.stderr
+    # Issue 26: well under a minute in all (33 s on a 2-vCPU VM: two 10 s runs and the set-up).
+    assert took < 60, took
     out = Path(p.stdout.strip().splitlines()[-1])
     assert out.exists() and out.suffix == ".html"
     data = json.loads(out.with_suffix(".json").read_text())
@@ -35,9 +41,13 @@ def test_demo_writes_a_report_of_both_runs(binaries, tmp_path):
         assert {"ops_per_second", "latency_p99_ms", "cpu_cores_busy", "disk_iops"} <= set(charts)
         rates = sorted(charts["ops_per_second"]["data"][op]["v"])
         assert 0.5 < rates[len(rates) // 2] / digest["ops"][op]["per_second"] < 2
-        # iostat differences two scrapes (5 s apart) inside the window; a 3 s run may hold none.
-        assert [t["id"] for t in run["tables"]] == ["iostat"] or \
-            any("no node_exporter scrape inside the window" in m for m in run["missing"])
+        # Issue 26: every host rate chart has a shape, three or more scrapes inside each run, so a curve.
+        for cid in ("cpu_cores_busy", "disk_iops"):
+            assert charts[cid]["curve"], (cid, charts[cid].get("note"))
+            inside = [f["scrapes_inside"] for f in charts[cid]["figures"].values()]
+            assert inside and min(inside) >= 3, (cid, charts[cid]["figures"])
+        # iostat over the scrapes bracketing the run.
+        assert [t["id"] for t in run["tables"]] == ["iostat"], run["missing"]
         assert any("YugabyteDB tablet servers" in m for m in run["missing"])  # PostgreSQL: none
         assert run["testid"] in page and str(digest["ops"][op]["count"]) in page
     assert runs["sql-inserts"]["summary"]["rows_written"] > 0
