@@ -155,14 +155,34 @@ def live(prometheus, postgres, tmp_path_factory):
     # Rules evaluate every 5s: wait until the k6 rule has seen the runs.
     wait_until(lambda: prometheus.query(f'testid:ybbench_k6_ops:rate1m{{testid=~"{run}-.*"}}'),
                "the k6 recording rule to record the runs", timeout=60)
-    return {"testid": f"{run}-.*", "start": start - 30, "end": time.time() + 1, "ins": ins, "cpu": cpu,
-            "ins_testid": f"{run}-ins"}
+    end = time.time() + 1
+    # Compare runs: the selects drawn over the inserts, shifted by what Grafana computes.
+    pair = {"base": f"{run}-ins", "other": f"{run}-sel"}
+    shift = _query_result_variable(prometheus, "compare-runs.json", "shift", pair, start - 30, end)
+    return {"testid": f"{run}-.*", "start": start - 30, "end": end, "ins": ins, "sel": sel, "cpu": cpu,
+            "ins_testid": f"{run}-ins", **pair, "shift": shift}
+
+
+def _query_result_variable(prometheus, board: str, name: str, values: dict, start: float, end: float) -> str:
+    """A query_result() variable as Grafana evaluates it (its Prometheus
+    datasource's metric_find_query): the inner PromQL as an instant query at
+    the range's end, each series as the text '{labels} value ms', the
+    variable's regex keeping its first group."""
+    (var,) = [v for v in boards()[board]["templating"]["list"] if v["name"] == name]
+    inner = re.fullmatch(r"query_result\((.*)\)", var["query"]["query"]).group(1)
+    expr = fill(inner, {**values, "__range_s": str(round(end - start))})
+    result = prometheus.api("query", query=expr, time=f"{end:.3f}")["result"]
+    texts = ["{" + ",".join(f'{k}="{v}"' for k, v in s["metric"].items() if k != "__name__") + "}"
+             + f" {s['value'][1]} {float(s['value'][0]) * 1000:.0f}" for s in result]
+    found = [m.group(1) for t in texts if (m := re.search(var["regex"].strip("/"), t))]
+    assert len(found) == 1, f"{board} ${name}: {expr} gave {texts}"
+    return found[0]
 
 
 def _values(live: dict) -> dict[str, str]:
     """Grafana's variables as a user opening the dashboard would have them."""
     return {"testid": live["testid"], "cluster": "native", "device": ".*", "database": ".*",
-            "__rate_interval": RATE_WINDOW}
+            "__rate_interval": RATE_WINDOW, "base": live["base"], "other": live["other"], "shift": live["shift"]}
 
 
 @pytest.mark.parametrize("query", promql_queries(), ids=str)
@@ -216,6 +236,37 @@ def test_run_stats_read_the_runs_own_window(live, prometheus):
                          start=lo, end=hi, step="2")["result"]
     last = float(old[0]["values"][-1][1]) if old else 0.0
     assert abs(last - ins.digest()["ops"]["insert"]["per_second"]) > 0.15 * ins.digest()["ops"]["insert"]["per_second"]
+
+
+def test_compare_board_draws_the_other_run_from_the_base_runs_start(live, prometheus):
+    """Compare runs with base = the 4 s selects and other = the 30 s inserts
+    that ran earlier: the shift is the two runs' start difference (their
+    params.json), and the inserts are drawn from the selects' start at the
+    inserts' own rate (k6's summary); unshifted, nothing of them is there."""
+    ins, sel = live["ins"], live["sel"]
+    started = {r.folder.name: json.loads((r.folder / "params.json").read_text())["started"] for r in (ins, sel)}
+    t_ins, t_sel = started[ins.folder.name], started[sel.folder.name]
+    pair = {"base": sel.folder.name, "other": ins.folder.name}
+    shift = int(_query_result_variable(prometheus, "compare-runs.json", "shift", pair, live["start"], live["end"]))
+    # Each start is k6's first push, about a push interval (1 s) after ybbench recorded it.
+    assert abs(shift - (t_sel - t_ins)) <= 2, (shift, started)
+    (panel,) = [p for p in panels(boards()["compare-runs.json"]) if p["title"].startswith("ops/s")]
+    other = next(t["expr"] for t in panel["targets"] if t["legendFormat"].startswith("other"))
+    values = {**_values(live), **pair, "shift": str(shift)}
+    lo, hi = t_sel - 10, t_sel + 40
+
+    def points(expr: str) -> list[tuple[float, float]]:
+        got = prometheus.api("query_range", query=fill(expr, values), start=lo, end=hi, step="1")["result"]
+        return [(float(t), float(v)) for s in got for t, v in s["values"] if v != "NaN"]
+
+    drawn = points(other)
+    assert drawn and min(t for t, _ in drawn) >= t_sel - 1.5, drawn[:3]
+    # Rates whose 20 s window lies inside the shifted run are the inserts' whole-run rate.
+    inside = sorted(v for t, v in drawn if t_sel + 22 <= t <= t_sel + 29)
+    assert inside and inside[len(inside) // 2] == pytest.approx(ins.digest()["ops"]["insert"]["per_second"],
+                                                                rel=0.15)
+    # The control: without the shift, the inserts ended before the selects' start.
+    assert not [t for t, _ in points(other.replace(" offset ${shift}s", "")) if t >= t_sel + 22]
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import disk_cache, k6_client, logs, overview, postgres, storage
+from . import compare_runs, disk_cache, k6_client, logs, overview, postgres, storage
 from .common import to_json
 
 OUT = Path(__file__).resolve().parents[2] / "grafana" / "dashboards"
@@ -19,6 +19,7 @@ BOARDS = {
     "k6-client.json": k6_client.build,
     "postgres.json": postgres.build,
     "logs.json": logs.build,
+    "compare-runs.json": compare_runs.build,
 }
 
 
