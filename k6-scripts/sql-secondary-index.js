@@ -12,7 +12,7 @@
 //   TABLE          (sqlsecondaryindex), and the common knobs (docs/workloads.md)
 import exec from "k6/execution";
 import { identifier, number, str, connection } from "./lib/config.js";
-import { open, runners, nodeFor, checkReachable, ensure } from "./lib/db.js";
+import { open, runners, nodeFor, checkReachable, ensure, where } from "./lib/db.js";
 import { key } from "./lib/keys.js";
 import { attempt, tagIteration, keysMissing } from "./lib/metrics.js";
 import { options as runOptions, testid } from "./lib/run.js";
@@ -39,7 +39,10 @@ export function setup() {
   checkReachable(conn);
   ensure(db, `CREATE TABLE IF NOT EXISTS ${table} (k text PRIMARY KEY, v text)`);
   ensure(db, `CREATE INDEX IF NOT EXISTS ${table}_index ON ${table} (v)`);
-  return { prefix: keyPrefix || testid() };
+  const prefix = keyPrefix || testid();
+  // For summary.json and `ybbench verify`: the index must agree with the
+  // table, and key <prefix>:<n> holds val:<n>.
+  return { prefix, written: { scheme: "sql-secondary-index", table, index: `${table}_index`, prefix, ...where(conn) } };
 }
 
 let base; // exec.vu builds a new object on each access: take the id once
