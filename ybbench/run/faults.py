@@ -14,11 +14,14 @@ event goes to results/<testid>/events.json and, with --loki, to Loki as
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,9 +41,21 @@ ACTIONS = {
     "restart": ["restart"],
     "add": ["--profile", "expand", "up", "-d", "--no-deps"],
     "remove": ["--profile", "expand", "rm", "-s", "-f"],
+    "pause": ["pause"],
+    "resume": ["unpause"],
+    # Not compose commands: routes in the server's network namespace (netns.py).
+    "partition": [],
+    "heal": [],
 }
 SERVICE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 TSERVER = re.compile(r"^yb-tserver-[0-9]+$")
+# The YugabyteDB servers of the compose file: a partition's target and peers.
+YB_SERVER = re.compile(r"^yb-(master|tserver)-[0-9]+$")
+MASTER = re.compile(r"^yb-master-[0-9]+$")
+# `kill:master-leader`: the master that leads when the event is due.
+MASTER_LEADER = "master-leader"
+# The masters' web port (YugabyteDB's --webserver_port default for yb-master).
+MASTER_WEB_PORT = 7000
 # A tserver's endpoints and their export_type, as targets/yugabytedb.json.
 TSERVER_EXPORTS = {9000: "tserver_export", 12000: "cql_export", 13000: "ysql_export"}
 
@@ -50,6 +65,8 @@ class Event:
     at: float
     action: str
     service: str
+    # The service it acted on when SERVICE names a role (master-leader).
+    target: str | None = None
 
     def __str__(self) -> str:
         return f"{self.action} {self.service} at {self.at:g} s"
@@ -70,6 +87,10 @@ def parse(texts: list[str], duration: str | None) -> list[Event]:
             raise UserError(f"--event {text!r}: {service!r} is not a compose service name")
         if action in ("add", "remove") and not TSERVER.match(service):
             raise UserError(f"--event {text!r}: {action} takes a tserver of the expand profile, e.g. yb-tserver-4")
+        if service == MASTER_LEADER and action != "kill":
+            raise UserError(f"--event {text!r}: {MASTER_LEADER} is only for kill (kill:{MASTER_LEADER})")
+        if action in ("partition", "heal") and not YB_SERVER.match(service):
+            raise UserError(f"--event {text!r}: {action} takes a YugabyteDB server, e.g. yb-tserver-2 or yb-master-1")
         e = Event(seconds("--event", at), action, service)
         if duration_s is not None and e.at >= duration_s:
             raise UserError(f"--event {text!r}: at {e.at:g} s, not within the run's {duration_s:g} s")
@@ -101,6 +122,11 @@ def check_compose(planned: list[Event] = ()) -> None:
         raise UserError(f"--event: `docker compose ps` failed: {(p.stderr or p.stdout).strip()[:300]}")
     services = set(known.stdout.split()) if known.returncode == 0 else set()
     for e in planned:
+        if e.service == MASTER_LEADER:
+            if services and not [s for s in services if MASTER.match(s)]:
+                raise UserError(f"--event {e.at:g}s:{e.action}:{e.service}: the compose project has no "
+                                "yb-master-N service")
+            continue
         if services and e.service not in services:
             raise UserError(f"--event {e.at:g}s:{e.action}:{e.service}: the compose project has no service "
                             f"{e.service!r} (it has {', '.join(sorted(services))})")
@@ -108,12 +134,108 @@ def check_compose(planned: list[Event] = ()) -> None:
 
 def running(service: str) -> bool:
     """Whether the engine has a running container of the service."""
-    p = _compose("ps", "--status", "running", "--services", service)
+    return _has_status(service, "running")
+
+
+def paused(service: str) -> bool:
+    """Whether the engine has a paused (frozen) container of the service."""
+    return _has_status(service, "paused")
+
+
+def _has_status(service: str, status: str) -> bool:
+    p = _compose("ps", "--status", status, "--services", service)
     return p.returncode == 0 and service in p.stdout.split()
 
 
 # What the engine must show after an action: a running container or none.
-RUNS_AFTER = {"stop": False, "kill": False, "start": True, "restart": True, "add": True}
+RUNS_AFTER = {"stop": False, "kill": False, "start": True, "restart": True, "add": True, "resume": True}
+
+
+def _inspect(ids: list[str]) -> list[dict]:
+    if not ids:
+        return []
+    p = subprocess.run(["docker", "inspect", *ids], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError(f"docker inspect: {(p.stderr or p.stdout).strip()[:300]}")
+    return json.loads(p.stdout)
+
+
+def containers() -> dict[str, dict]:
+    """The project's running service containers by service (`docker inspect`)."""
+    p = _compose("ps", "-q")
+    if p.returncode != 0:
+        raise RuntimeError(f"docker compose ps: {(p.stderr or p.stdout).strip()[:300]}")
+    found = {}
+    for c in _inspect(p.stdout.split()):
+        labels = c["Config"]["Labels"] or {}
+        if labels.get("com.docker.compose.oneoff") != "True":
+            found[labels.get("com.docker.compose.service", "")] = c
+    return found
+
+
+def _addresses(c: dict) -> dict[str, str]:
+    """network name -> the container's IPv4 address on it."""
+    return {n: v["IPAddress"] for n, v in (c["NetworkSettings"]["Networks"] or {}).items() if v.get("IPAddress")}
+
+
+def master_leader() -> tuple[str | None, str]:
+    """The master whose /api/v1/is-leader answers 200 with {"STATUS":"OK"}
+    (YugabyteDB's src/yb/master/master-path-handlers.cc,
+    HandleCheckIfLeader; a follower answers 503), asked at each running
+    master's addresses; (None, why) unless exactly one leads."""
+    leaders, said = [], []
+    for service, c in sorted(containers().items()):
+        if not MASTER.match(service):
+            continue
+        for ip in sorted(set(_addresses(c).values())):
+            url = f"http://{ip}:{MASTER_WEB_PORT}/api/v1/is-leader"
+            try:
+                with urllib.request.urlopen(url, timeout=3) as r:
+                    body = r.read().decode(errors="replace")
+                    if r.status == 200 and json.loads(body) == {"STATUS": "OK"}:
+                        leaders.append(service)
+                    said.append(f"{service} {r.status} {body[:60]}")
+            except urllib.error.HTTPError as e:
+                said.append(f"{service} {e.code}")
+            except (OSError, ValueError) as e:
+                said.append(f"{service} {e}")
+                continue
+            break  # one answer per master
+    if len(leaders) != 1:
+        return None, f"{len(leaders)} masters lead ({'; '.join(said) or 'no running master'})"
+    return leaders[0], "; ".join(said)
+
+
+def _partition(e: Event) -> tuple[bool, str]:
+    """Blackhole routes, in the server's network namespace, to every other
+    running YugabyteDB server's address on the networks they share (heal:
+    none of ours left); ok only when the namespace's routing table shows it."""
+    from ybbench.run import netns
+    found = containers()
+    if e.service not in found:
+        return False, f"{e.service} is not running: nothing to {e.action}"
+    target = found[e.service]
+    if target["State"].get("Paused"):
+        return False, f"{e.service} is paused: resume it first"
+    mine = _addresses(target)
+    peers = sorted({ip for s, c in found.items() if s != e.service and YB_SERVER.match(s)
+                    for n, ip in _addresses(c).items() if n in mine})
+    before = netns.routes(target)
+    if e.action == "partition":
+        if before:
+            return False, f"{e.service} is already partitioned from {', '.join(before)}"
+        if not peers:
+            return False, f"{e.service} shares no network with another running YugabyteDB server"
+        after = netns.routes(target, add=peers)
+        if sorted(after) != peers:
+            return False, f"{e.service}: blackhole routes {after}, wanted {peers}"
+        return True, f"{e.service} cut off from {', '.join(peers)} (blackhole routes in its network namespace)"
+    if not before:
+        return False, f"{e.service} is not partitioned: nothing to heal"
+    after = netns.routes(target, delete=True)
+    if after:
+        return False, f"{e.service}: blackhole routes left after heal: {', '.join(after)}"
+    return True, f"{e.service} reaches {', '.join(before)} again"
 
 
 def target_file(service: str) -> Path:
@@ -130,16 +252,28 @@ def apply(e: Event) -> tuple[bool, str]:
     """Runs the event; ok only when compose succeeded and the engine shows
     its effect (compose exits 0 for a kill with no container to kill)."""
     try:
-        if e.action in ("stop", "kill") and not running(e.service):
-            return False, f"{e.service} was not running: nothing to {e.action}"
-        p = _compose(*ACTIONS[e.action], e.service, timeout=300)
-        out = (p.stdout + p.stderr).strip()
+        if e.action in ("partition", "heal"):
+            return _partition(e)
+        service, said = e.service, ""
+        if service == MASTER_LEADER:
+            service, said = master_leader()
+            if service is None:
+                return False, f"no master leader to kill: {said}"
+            e.target, said = service, f"{MASTER_LEADER} is {service} ({said})\n"
+        if e.action in ("stop", "kill", "pause") and not running(service):
+            return False, f"{said}{service} was not running: nothing to {e.action}"
+        if e.action == "resume" and not paused(service):
+            return False, f"{service} was not paused: nothing to resume"
+        p = _compose(*ACTIONS[e.action], service, timeout=300)
+        out = (said + p.stdout + p.stderr).strip()
         if p.returncode != 0:
             return False, out
-        if e.action in RUNS_AFTER and running(e.service) != RUNS_AFTER[e.action]:
+        if e.action in RUNS_AFTER and running(service) != RUNS_AFTER[e.action]:
             state = "running" if not RUNS_AFTER[e.action] else "not running"
-            return False, f"{out}\n{e.service} is {state} after {e.action}".strip()
-    except (OSError, subprocess.TimeoutExpired) as err:
+            return False, f"{out}\n{service} is {state} after {e.action}".strip()
+        if e.action == "pause" and not paused(service):
+            return False, f"{out}\n{service} is not paused after pause".strip()
+    except (OSError, subprocess.TimeoutExpired, RuntimeError, ValueError) as err:
         return False, str(err)
     if e.action == "add":
         _write_targets(e.service)
@@ -154,9 +288,11 @@ def to_loki(url: str, testid: str, records: list[dict]) -> None:
 
     for r in records:
         if "time" in r:
+            # A role (master-leader) is labelled with the service it was.
             labels = {"job": "ybbench", "kind": "event", "testid": testid, "action": r["action"],
-                      "service": r["service"]}
-            logs.push(url, labels, [(int(r["time"] * 1e9), f"{r['action']} {r['service']}")])
+                      "service": r.get("target") or r["service"]}
+            line = f"{r['action']} {r['service']}" + (f" ({r['target']})" if r.get("target") else "")
+            logs.push(url, labels, [(int(r["time"] * 1e9), line)])
 
 
 class Schedule:
@@ -180,7 +316,8 @@ class Schedule:
             started = time.time()
             ok, out = apply(e)
             self.records.append({"at_s": e.at, "action": e.action, "service": e.service, "time": started,
-                                 "took_s": round(time.time() - started, 3), "ok": ok, "output": out[-2000:]})
+                                 "took_s": round(time.time() - started, 3), "ok": ok, "output": out[-2000:],
+                                 **({"target": e.target} if e.target else {})})
             self.say(f"event: {e}{'' if ok else ' FAILED: ' + out[-300:]}")
 
     def finish(self) -> list[dict]:

@@ -9,6 +9,11 @@ serves what the compose stack relies on:
     by ADVANCE_PER_S per second, and YSQL's statement counters (on the
     tserver that keeps the data) by the statements its PostgreSQL executes;
   - the master RPC port (:7100), which the stand-in yb-admin connects to;
+  - the master's /api/v1/is-leader on :7000 as YugabyteDB answers it
+    (src/yb/master/master-path-handlers.cc, HandleCheckIfLeader): 200 and
+    {"STATUS":"OK"} on the leader, 503 and the JSON object its writer
+    started, "{", on the others; the leader is elected among the masters
+    (elect_leader below), so a killed, frozen or cut-off leader is replaced;
   - YSQL on :5433 from PostgreSQL, role and database `yugabyte`, no
     password (YSQL's default). A real cluster serves one database from every
     tserver; here yb-tserver-1 keeps the data and the other tservers forward
@@ -34,6 +39,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 import zlib
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -201,17 +208,27 @@ class _Capture:
 
 
 def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus-metrics", advance: float = 0.0,
-                   statements=None) -> ThreadingHTTPServer:
+                   statements=None, more: dict | None = None) -> ThreadingHTTPServer:
     """Serves one capture at `path`, as one YugabyteDB endpoint would, from
     a background thread. The captures' samples carry 2025 timestamps, which
     Prometheus drops as too old: they go, as if scraped now. With advance
     or statements, its counters move (above). (The native test stack serves
     the captures with this too, and bench/monitoring_100_nodes.py a
-    node_exporter capture at /metrics.)"""
+    node_exporter capture at /metrics.) MORE: other paths, each a function
+    returning (status, content type, body)."""
     page = _Capture(capture, advance, statements)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's naming
+            other = (more or {}).get(self.path.split("?")[0])
+            if other:
+                code, ctype, body = other()
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             if self.path.split("?")[0] != path:
                 self.send_error(404)
                 return
@@ -230,9 +247,63 @@ def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus
     return server
 
 
-def serve_metrics(port: int, capture: str, statements=None) -> None:
-    metrics_server(CAPTURES / capture, "0.0.0.0", port, advance=ADVANCE_PER_S, statements=statements)
+def serve_metrics(port: int, capture: str, statements=None, more: dict | None = None) -> None:
+    metrics_server(CAPTURES / capture, "0.0.0.0", port, advance=ADVANCE_PER_S, statements=statements, more=more)
     log(f"serving {capture} on :{port}/prometheus-metrics, its counters moving")
+
+
+# A master's election, standing in for Raft's: a follower that hears no
+# leader for ELECTION_S (YugabyteDB: leader_failure_max_missed_heartbeat_periods
+# 6 x raft_heartbeat_interval_ms 500) stands if it is the first listed of
+# the masters that answer it, a majority with itself; a leader steps down
+# when it cannot reach a majority, when another master leads, or when it
+# wakes from a freeze longer than ELECTION_S (its lease ran out meanwhile).
+ELECTION_S = 3.0
+
+
+class Election:
+    def __init__(self, me: str, masters: list[str], web_port: int):
+        self.me, self.masters, self.web_port = me, masters, web_port
+        self.leader, self.term = False, 0
+
+    def is_leader(self) -> tuple[int, str, bytes]:
+        """HandleCheckIfLeader: the leader writes {"STATUS":"OK"}; a follower
+        sets 503 after its JsonWriter has written the object's "{"."""
+        if self.leader:
+            return 200, "application/json", b'{"STATUS":"OK"}'
+        return 503, "application/json", b"{"
+
+    def _ask(self, master: str) -> bool | None:
+        """Whether MASTER leads; None when it does not answer."""
+        host = master.rpartition(":")[0]
+        try:
+            with urllib.request.urlopen(f"http://{host}:{self.web_port}/api/v1/is-leader", timeout=0.5) as r:
+                return r.status == 200
+        except urllib.error.HTTPError:
+            return False
+        except OSError:
+            return None
+
+    def run(self) -> None:
+        unheard, last = time.monotonic(), time.monotonic()
+        while True:
+            time.sleep(0.5)
+            now = time.monotonic()
+            answers = {m: self._ask(m) for m in self.masters if m != self.me}
+            alive = [m for m in self.masters if m == self.me or answers.get(m) is not None]
+            quorum = len(alive) > len(self.masters) // 2
+            others_lead = [m for m, a in answers.items() if a]
+            if self.leader and (now - last > ELECTION_S or not quorum or others_lead):
+                self.leader = False
+                log(f"T 00000000000000000000000000000000 P standin [term {self.term} LEADER]: Stepping down")
+            last = now
+            if others_lead:
+                unheard = now
+            elif not self.leader and now - unheard > ELECTION_S and quorum and alive[0] == self.me:
+                self.term += 1
+                self.leader = True
+                log(f"T 00000000000000000000000000000000 P standin [term {self.term} FOLLOWER]: "
+                    "Becoming Leader. State: standin")
 
 
 def accept_rpc(port: int) -> None:
@@ -349,14 +420,14 @@ def main() -> None:
     log(f"{role} STAND-IN (not YugabyteDB) with flags {' '.join(sorted(f))}", "W")
     children: list[subprocess.Popen] = []
     if role == "yb-master":
-        serve_metrics(int(f.get("webserver_port", 7000)), "master.txt")
         rpc = f.get("rpc_bind_addresses", ":7100")
+        web_port = int(f.get("webserver_port", 7000))
+        election = Election(rpc, f.get("master_addresses", rpc).split(","), web_port)
+        serve_metrics(web_port, "master.txt", more={"/api/v1/is-leader": election.is_leader})
         accept_rpc(int(rpc.rpartition(":")[2]))
         log("Master server successfully started.")
-        # The real masters elect a leader; the stand-in's is the first one
-        # listed, and it says so as raft_consensus.cc does.
-        if f.get("master_addresses", rpc).split(",")[0] == rpc:
-            log("T 00000000000000000000000000000000 P standin [term 1 FOLLOWER]: Becoming Leader. State: standin")
+        # The real masters elect a leader, and it says so as raft_consensus.cc does.
+        threading.Thread(target=election.run, daemon=True).start()
     else:
         serve_metrics(int(f.get("webserver_port", 9000)), "tserver.txt")
         serve_metrics(12000, "ycql.txt")
