@@ -7,10 +7,15 @@
 //   INSERT_COUNT   how many it inserts (RECORD_COUNT - INSERT_START)
 //   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (docs/workloads.md)
 // Several k6 instances (execution segments) split INSERT_COUNT between them.
+// With FIELD_LENGTH >= 32 each field starts with `L<tag>:<keynum>.<field>:`
+// (tag: the run's, lib/keys.js runTag), the rest random as before, so that
+// `ybbench verify` can tell a field this run wrote to this record from any
+// other value. A failed insert logs `ybbench-unacked first=<iteration> rows=1`.
 import { ConfigError, identifier, int, connection } from "./lib/config.js";
-import { open, runners, nodeFor, checkReachable, ensure } from "./lib/db.js";
-import { attempt, tagIteration, pastBound } from "./lib/metrics.js";
-import { options as runOptions, iterationInTest } from "./lib/run.js";
+import { open, runners, nodeFor, checkReachable, ensure, where } from "./lib/db.js";
+import { runTag } from "./lib/keys.js";
+import { attempt, tagIteration, pastBound, unacknowledged } from "./lib/metrics.js";
+import { options as runOptions, iterationInTest, testid } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 import { keyName, fieldFiller, usertable } from "./lib/ycsb.js";
 
@@ -30,22 +35,35 @@ const insert = `INSERT INTO ${t.table} (ycsb_key, ${t.fields.join(", ")}) VALUES
 const sql = runners(db, conn, nodeFor(conn, __VU));
 const args = [insert, ...t.fields.map(() => ""), ""]; // statement, key, fields
 let fill;
+const stamped = t.fieldLength >= 32;
 
 export function setup() {
   checkReachable(conn);
   ensure(db, t.ddl);
   console.log(`ycsb-load: key numbers [${insertStart}, ${insertStart + insertCount}) of ${t.recordCount} into ${t.table}`);
+  // What was written, for summary.json and `ybbench verify`: iteration n
+  // inserts key number INSERT_START + n.
+  const tag = runTag(testid());
+  return { tag, written: { scheme: "ycsb-load", table: t.table, record_count: t.recordCount, insert_start: insertStart,
+    insert_count: insertCount, field_count: t.fieldCount, field_length: t.fieldLength, stamped, tag, ...where(conn) } };
 }
 
-export default function () {
+export default function (data) {
   if (!fill) fill = fieldFiller(t.fieldLength);
   const n = iterationInTest();
   if (pastBound(n, insertCount)) return;
   tagIteration("insert");
   args[1] = keyName(insertStart + n);
   fill(args, 2, t.fieldCount);
+  if (stamped) {
+    const head = `L${data.tag}:${insertStart + n}.`;
+    for (let f = 0; f < t.fieldCount; f++) {
+      const s = `${head}${f}:`;
+      args[2 + f] = s + args[2 + f].substring(s.length);
+    }
+  }
   // A single-row INSERT that succeeds wrote its row: no rowsAffected() call.
-  attempt("insert", sql.exec, args);
+  if (attempt("insert", sql.exec, args) === undefined) unacknowledged(n, 1);
 }
 
 export function teardown() {

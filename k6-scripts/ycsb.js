@@ -9,11 +9,15 @@
 //   RECORD_COUNT          records ycsb-load wrote (1000)
 //   OPERATION_COUNT       stop after this many operations (0: run DURATION)
 //   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (docs/workloads.md)
-// A read is SELECT of all fields by key; an update sets one random field.
+// A read is SELECT of all fields by key; an update sets one random field,
+// with FIELD_LENGTH >= 32 starting with `U<tag>:<iteration>.<field>:` (tag:
+// the run's, lib/keys.js runTag), the rest random as before, for `ybbench
+// verify`. A failed update logs `ybbench-unacked first=<iteration> rows=1`.
 import { identifier, int, number, oneOf, connection } from "./lib/config.js";
-import { open, runners, nodeFor, checkReachable, errorMessage } from "./lib/db.js";
-import { attempt, tagIteration, keysMissing } from "./lib/metrics.js";
-import { options as runOptions } from "./lib/run.js";
+import { open, runners, nodeFor, checkReachable, errorMessage, where } from "./lib/db.js";
+import { runTag } from "./lib/keys.js";
+import { attempt, tagIteration, keysMissing, unacknowledged } from "./lib/metrics.js";
+import { options as runOptions, iterationInTest, testid } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 import { keyName, fieldMaker, usertable, keyChooser } from "./lib/ycsb.js";
 
@@ -36,6 +40,7 @@ const nextKey = keyChooser(distribution, t.recordCount, theta);
 const sql = runners(db, conn, nodeFor(conn, __VU));
 const readArgs = [read, ""], updateArgs = ["", "", ""]; // statement, then its parameters
 let field;
+const stamped = t.fieldLength >= 32;
 
 export function setup() {
   checkReachable(conn);
@@ -49,9 +54,12 @@ export function setup() {
     if (rows.length !== 1) throw new Error(`record ${keynum} (${keyName(keynum)}) is not in ${t.table}: run ycsb-load with RECORD_COUNT=${t.recordCount} first`);
   }
   console.log(`ycsb: workload ${workload} (reads ${readProportion}), ${distribution} over ${t.recordCount} records of ${t.table}`);
+  const tag = runTag(testid());
+  return { tag, written: { scheme: "ycsb", table: t.table, record_count: t.recordCount, field_count: t.fieldCount,
+    field_length: t.fieldLength, stamped, tag, ...where(conn) } };
 }
 
-export default function () {
+export default function (data) {
   const key = nextKey();
   if (Math.random() < readProportion) {
     tagIteration("select");
@@ -61,11 +69,17 @@ export default function () {
   } else {
     if (!field) field = fieldMaker(t.fieldLength);
     tagIteration("update");
-    updateArgs[0] = updates[Math.floor(Math.random() * t.fieldCount)];
+    const f = Math.floor(Math.random() * t.fieldCount);
+    updateArgs[0] = updates[f];
     updateArgs[1] = field();
+    if (stamped) {
+      const s = `U${data.tag}:${iterationInTest()}.${f}:`;
+      updateArgs[1] = s + updateArgs[1].substring(s.length);
+    }
     updateArgs[2] = key;
     const r = attempt("update", sql.exec, updateArgs);
-    if (r !== undefined && r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
+    if (r === undefined) unacknowledged(iterationInTest(), 1);
+    else if (r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
   }
 }
 

@@ -25,7 +25,7 @@ from ybbench.core import run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.core.files import write_json
-from ybbench.run import verify_index, verify_updates
+from ybbench.run import verify_index, verify_updates, verify_ycsb
 from ybbench.run.verify_base import Attempted, Count, connect as _connect, iterations
 
 
@@ -75,7 +75,8 @@ class KvKeys:
 
 SCHEMES = {"sql-inserts": SqlInsertsKeys, "kv": KvKeys}
 # The other write workloads' checks, each in its module.
-CHECKS = {"sql-updates": verify_updates, "sql-secondary-index": verify_index}
+CHECKS = {"sql-updates": verify_updates, "ycsb-load": verify_ycsb, "ycsb": verify_ycsb,
+          "sql-secondary-index": verify_index}
 
 
 def plan(folder: Path) -> dict:
