@@ -20,13 +20,7 @@ from ybbench.report.pglocal import Postgres
 
 from ..support.stack import BIN, REPO, wait_until
 from ..support.workloads import run_ok
-from ..support.ybbench_cli import ybbench
-
-
-def verify(results, testid: str, pg, *args: str) -> tuple[subprocess.CompletedProcess, dict | None]:
-    p = ybbench("verify", testid, "--results", str(results), *args, env=pg.env())
-    out = results / testid / "verify.json"
-    return p, json.loads(out.read_text()) if p.returncode in (0, 1) else None
+from ..support.ybbench_cli import verify, ybbench
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import uuid
 
 from ..support.stack import wait_until
 from ..support.workloads import run_ok
-from .test_verify import verify
+from ..support.ybbench_cli import verify
 
 
 def _hidden(postgres, table: str, flag: str, sql: str) -> None:

@@ -10,7 +10,7 @@ import math
 import uuid
 
 from ..support.workloads import count, run_ok
-from .test_verify import verify
+from ..support.ybbench_cli import verify
 
 PHI = 0.6180339887498949
 

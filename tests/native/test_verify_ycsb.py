@@ -8,7 +8,7 @@ import json
 import uuid
 
 from ..support.workloads import count, run_ok, ycsb_key
-from .test_verify import verify
+from ..support.ybbench_cli import verify
 
 RECORDS = 300
 

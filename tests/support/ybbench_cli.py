@@ -51,6 +51,13 @@ def ybbench(*args, env: dict | None = None, timeout: float = 300) -> subprocess.
                           capture_output=True, text=True, timeout=timeout)
 
 
+def verify(results, testid: str, pg, *args: str) -> tuple[subprocess.CompletedProcess, dict | None]:
+    """`ybbench verify` of a run, and its verify.json when it wrote one."""
+    p = ybbench("verify", testid, "--results", str(results), *args, env=pg.env())
+    out = results / testid / "verify.json"
+    return p, json.loads(out.read_text()) if p.returncode in (0, 1) else None
+
+
 def table_exists(pg, table: str) -> bool:
     return pg.query(f"SELECT to_regclass('public.{table}') IS NOT NULL") == "t"
 
