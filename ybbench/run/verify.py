@@ -1,5 +1,7 @@
 """`ybbench verify RUN`: after a load (sql-inserts, kv-load), is every
-acknowledged write in the table, with the value written?
+acknowledged write in the table, with the value written? (The other write
+workloads' checks are their own modules, chosen by the scheme in the run's
+summary.json: verify_updates, verify_ycsb, verify_index.)
 
 What the run wrote comes from its own folder: summary.json's `written`
 (the table, key prefix and sizes its setup() used) and insert count, and

@@ -116,7 +116,8 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
                             c["stale"].add(k, show)
                         elif i in unacked:
                             c["unknown_value"].add(k, 0)
-                    elif m is None and v is not None and re.fullmatch(rf"val:{n}(x*|:.*)", v, re.DOTALL):
+                    elif m is None and v is not None and re.fullmatch(rf"val:{n}(x*|:.*)", v, re.DOTALL) \
+                            and not v.startswith(f"val:{n}:{tag}."):
                         if acked is not None:
                             c["lost_update"].add(k, show)
                     else:
