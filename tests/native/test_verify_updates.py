@@ -10,7 +10,7 @@ import math
 import uuid
 
 from ..support.workloads import count, run_ok
-from ..support.ybbench_cli import verify
+from ..support.ybbench_cli import verify, ybbench_run
 
 PHI = 0.6180339887498949
 
@@ -168,6 +168,30 @@ def test_failed_updates_are_unknown_and_the_last_acknowledged_one_stays(postgres
     # The refused update had been the last of some keys: their previous one stands.
     n = next(key(i) for i in reversed(refused) if key(i) in acked and acked[key(i)] < i)
     postgres.query(f"DROP TRIGGER refuse ON {table}")
+    postgres.query(f"UPDATE {table} SET v = '{_insert_value(prefix, n)}' WHERE k = '{prefix}:{n}'")
+    p, r = verify(results, tid, postgres)
+    assert p.returncode == 1 and r["lost_update"] == {"count": 1, "examples": [f"{prefix}:{n}"]}
+
+
+def test_a_run_split_over_generators(postgres, tmp_path):
+    """Two k6 processes, execution segments of one test: iteration numbers
+    are striped over them (g + j x 2), and the schedule is the test's."""
+    keys = 200
+    table, prefix = _loaded(postgres, tmp_path, keys)
+    results, tid = tmp_path / "results", f"g{uuid.uuid4().hex[:8]}"
+    run = ybbench_run("sql-updates", postgres, results, testid=tid, extra_args=["--generators", "2"],
+                      knobs={"TABLE": table, "KEY_PREFIX": prefix, "MAX_WRITTEN_KEY": str(keys), "VUS": "2",
+                             "DURATION": "3s"})
+    assert run.code == 0, run.output
+    d = json.loads((run.folder / "summary.json").read_text())
+    its = count(d, "select") + count(d, "update")
+    p, clean = verify(results, tid, postgres)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert clean["generators"] == 2 and clean["writers"] == "concurrent" and clean["iterations"] == its
+    values = _values(postgres, table, prefix)
+    updated = sorted(n for n, v in values.items() if v.count(":") == 2)
+    assert clean["acknowledged_updated"]["count"] == len(updated) > 0
+    n = updated[len(updated) // 2]
     postgres.query(f"UPDATE {table} SET v = '{_insert_value(prefix, n)}' WHERE k = '{prefix}:{n}'")
     p, r = verify(results, tid, postgres)
     assert p.returncode == 1 and r["lost_update"] == {"count": 1, "examples": [f"{prefix}:{n}"]}
