@@ -23,7 +23,7 @@ import pytest
 import yaml
 from scipy import stats
 
-from ..support.stack import BIN, REPO
+from ..support.stack import BIN, REPO, free_port
 from ..support.ybbench_cli import ybbench
 
 EXAMPLE = REPO / "experiments" / "seed-002-esle-local.yaml"
@@ -181,6 +181,8 @@ def test_sweeps_bad_input(sweeps, tmp_path):
         (results / made[-1] / "sweep.json").unlink()
         refused(results, tmp_path, a, made[-1], words=[f"{made[-1]}: ", "holds none of sweep.json"])
         refused(results, tmp_path, a, "nosuchsweep", words=["no run or series 'nosuchsweep'"])
+        down = f"http://127.0.0.1:{free_port()}"
+        refused(results, tmp_path, a, sweeps["b"], words=["Prometheus", down, "not reachable"], prometheus=down)
     finally:
         for m in made:
             shutil.rmtree(results / m)
