@@ -20,7 +20,9 @@ import pytest
 from ybbench.dashboards import OUT, render
 from ybbench.run import faults as events
 
+from ..compose.images.yugabytedb.yb_standin import ADVANCE_PER_S, rate_of
 from ..support import log_samples, promtail
+from ..support.captures import capture_series_per_tserver
 from ..support.dashboards import all_queries, boards, fill, logql_failures, logql_queries, panels, promql_queries, run_logql
 from ..support.kernel import Sampler, busy_cpu_seconds
 from ..support.stack import BIN, REPO, wait_until
@@ -196,6 +198,87 @@ def test_every_panel_query_returns_data(live, prometheus, query):
     # A number somewhere, not only NaN (every YugabyteDB counter moves: yb_standin.py).
     values = [float(v) for s in result for _, v in s["values"]]
     assert any(v == v for v in values), f"{query}: only NaN from {expr}"
+
+
+# What each YugabyteDB rate panel must read, by (board, panel, legend after
+# the tserver's name): the counters YugabyteDB exports for it (REFERENCE.md).
+RATE_PANELS = {
+    ("storage.json", "WAL bytes written/s per node", ""): "log_bytes_logged",
+    ("storage.json", "Flush and compaction bytes/s per node", "flush"): "rocksdb_flush_write_bytes",
+    ("storage.json", "Flush and compaction bytes/s per node", "compaction read"): "rocksdb_compact_read_bytes",
+    ("storage.json", "Flush and compaction bytes/s per node", "compaction write"): "rocksdb_compact_write_bytes",
+    ("disk-cache.json", "Block cache hits and misses/s per node", "hit"): "rocksdb_block_cache_hit",
+    ("disk-cache.json", "Block cache hits and misses/s per node", "miss"): "rocksdb_block_cache_miss",
+    ("disk-cache.json", "Block cache misses/s by block type", "data"): "rocksdb_block_cache_data_miss",
+    ("disk-cache.json", "Block cache misses/s by block type", "index"): "rocksdb_block_cache_index_miss",
+    ("disk-cache.json", "Block cache misses/s by block type", "filter"): "rocksdb_block_cache_filter_miss",
+}
+
+
+def _medians(prometheus, expr: str, start: float, end: float, by: str) -> dict[str, float]:
+    got = prometheus.api("query_range", query=expr, start=start, end=end, step="2")["result"]
+    out = {}
+    for s in got:
+        values = sorted(float(v) for _, v in s["values"] if v != "NaN")
+        if values:
+            out[s["metric"].get(by, "")] = values[len(values) // 2]
+    return out
+
+
+def test_yugabytedb_rate_panels_move_at_the_stand_ins_known_rates(live, prometheus):
+    """Every per-tserver rate panel of a YugabyteDB counter reads what the
+    stand-in serves: each series of the capture grows by ADVANCE_PER_S x
+    rate_of(metric) a second (1 to 9 by metric, so a panel reading another
+    counter, or hits and misses swapped, is off by a whole factor); a
+    tserver's panel value is that times its series in the capture."""
+    values, seen = _values(live), set()
+    for name, board in boards().items():
+        for panel in panels(board):
+            for target in panel.get("targets", []):
+                if not re.fullmatch(r"sum by \(exported_instance\) \(rate\(\w+\{export_type=\"tserver_export\".*",
+                                    target.get("expr", "")) or panel["title"] == "Block cache hit ratio":
+                    continue
+                key = (name, panel["title"], target["legendFormat"].removeprefix("{{exported_instance}}").strip())
+                assert key in RATE_PANELS, f"a rate panel this test does not know: {key}"
+                seen.add(key)
+                metric = RATE_PANELS[key]
+                want = {i: n * ADVANCE_PER_S * rate_of(metric) for i, n in capture_series_per_tserver(metric).items()}
+                got = _medians(prometheus, fill(target["expr"], values), live["start"], live["end"],
+                               "exported_instance")
+                assert set(got) == set(want), key
+                for inst, v in got.items():
+                    assert v == pytest.approx(want[inst], rel=0.02), f"{key} on {inst}: reads {metric}?"
+    assert seen == set(RATE_PANELS)
+
+
+def test_block_cache_hit_ratio_is_hits_over_lookups_of_the_known_rates(live, prometheus):
+    (panel,) = [p for p in panels(boards()["disk-cache.json"]) if p["title"] == "Block cache hit ratio"]
+    (target,) = panel["targets"]
+    got = _medians(prometheus, fill(target["expr"], _values(live)), live["start"], live["end"], "exported_instance")
+    hits, misses = (capture_series_per_tserver(f"rocksdb_block_cache_{k}") for k in ("hit", "miss"))
+    assert got and set(got) == set(hits)
+    for inst, ratio in got.items():
+        h, m = hits[inst] * rate_of("rocksdb_block_cache_hit"), misses[inst] * rate_of("rocksdb_block_cache_miss")
+        assert ratio == pytest.approx(h / (h + m), rel=0.02), inst
+
+
+def test_k6_panels_mid_run_read_the_runs_summary(live, prometheus):
+    """The k6 ops/s and latency panels, at the instants whose rate window
+    lies inside the 30 s insert run, against its summary.json."""
+    ins = live["ins"]
+    params = json.loads((ins.folder / "params.json").read_text())
+    lo, hi = params["started"] + 21, params["finished"] - 1  # windows of 20 s inside the run
+    values = {**_values(live), "testid": live["ins_testid"]}
+    ops = ins.digest()["ops"]["insert"]
+    for board in ("overview.json", "k6-client.json"):
+        (panel,) = [p for p in panels(boards()[board]) if p["title"] == "k6 ops/s by operation"]
+        got = _medians(prometheus, fill(panel["targets"][0]["expr"], values), lo, hi, "op")
+        assert got["insert"] == pytest.approx(ops["per_second"], rel=0.15), board
+    (panel,) = [p for p in panels(boards()["k6-client.json"]) if p["title"].startswith("k6 latency p50 / p95 / p99")]
+    for target, name in zip(panel["targets"], ("p50", "p95", "p99")):
+        got = _medians(prometheus, fill(target["expr"], values), lo, hi, "op")
+        # Seconds against the summary's ms; a window's percentile against the run's: 30%.
+        assert got["insert"] * 1000 == pytest.approx(ops["latency_ms"][name], rel=0.3), name
 
 
 def _stat(prometheus, board: str, title: str, values: dict, start: float, end: float, step: float = 2) -> float:

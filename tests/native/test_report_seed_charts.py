@@ -16,37 +16,11 @@ import uuid
 import pytest
 
 from ..compose.images.yugabytedb.yb_standin import ADVANCE_PER_S, rate_of
-from ..support.stack import CAPTURES, Prometheus, wait_until
+from ..support.captures import capture_per_tserver, capture_series_per_tserver
+from ..support.stack import Prometheus, wait_until
 from ..support.ybbench_cli import ybbench, ybbench_run
 
 TSERVER = 'export_type="tserver_export"'
-
-
-def _capture_samples(metric: str) -> list[tuple[str, float]]:
-    """(exported_instance, value) of every `metric` sample in the tserver capture."""
-    out = []
-    for line in (CAPTURES / "tserver.txt").read_text().splitlines():
-        m = re.match(rf"^{metric}\{{(.*)\}} (\S+)", line)
-        if m:
-            out.append((re.search(r'exported_instance="([^"]*)"', m.group(1)).group(1), float(m.group(2))))
-    assert out, f"{metric} is not in the capture"
-    return out
-
-
-def capture_per_tserver(metric: str) -> dict[str, float]:
-    """`metric` summed per exported_instance, read from the tserver capture."""
-    out: dict[str, float] = {}
-    for inst, value in _capture_samples(metric):
-        out[inst] = out.get(inst, 0.0) + value
-    return out
-
-
-def capture_series_per_tserver(metric: str) -> dict[str, int]:
-    """How many `metric` series each exported_instance has in the tserver capture."""
-    out: dict[str, int] = {}
-    for inst, _ in _capture_samples(metric):
-        out[inst] = out.get(inst, 0) + 1
-    return out
 
 
 @pytest.fixture(scope="module")
