@@ -208,12 +208,15 @@ def parser() -> argparse.ArgumentParser:
     o.set_defaults(func=_report)
 
     q = sub.add_parser("compare", help="did it get faster? each run against a base, per op: ops/s ratio with a "
-                       "block-bootstrap interval and a verdict, latency p50/p95/p99, what differs")
-    q.add_argument("base", help="the base run id: a folder of --results")
-    q.add_argument("other", nargs="+", help="run ids to compare with the base")
+                       "block-bootstrap interval and a verdict, latency p50/p95/p99, what differs; or two sweeps "
+                       "(ceiling, knee), two designs (effects) or two scale fits (λ, σ, κ, N*) with intervals")
+    q.add_argument("base", help="the base id: a folder of --results (a run, a sweep, a doe --run design, "
+                   "a doe/scale --out folder)")
+    q.add_argument("other", nargs="+", help="ids to compare with the base, of the same kind")
     q.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     q.add_argument("--prometheus", help="Prometheus URL: the per-second ops/s series (needed for a verdict) and "
-                   "latency from k6's native histograms")
+                   "latency from k6's native histograms; for sweeps, the ceiling steps' per-second series (the "
+                   "ceiling ratio's interval)")
     q.add_argument("--out", help="a new folder for compare.json and compare.html (default: "
                    "<results>/compare-<time>; written whole or not at all)")
     q.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals (0.05)")
