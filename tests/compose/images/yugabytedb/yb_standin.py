@@ -255,16 +255,20 @@ def serve_metrics(port: int, capture: str, statements=None, more: dict | None = 
 # A master's election, standing in for Raft's: a follower that hears no
 # leader for ELECTION_S (YugabyteDB: leader_failure_max_missed_heartbeat_periods
 # 6 x raft_heartbeat_interval_ms 500) stands if it is the first listed of
-# the masters that answer it, a majority with itself; a leader steps down
-# when it cannot reach a majority, when another master leads, or when it
-# wakes from a freeze longer than ELECTION_S (its lease ran out meanwhile).
-ELECTION_S = 3.0
+# the masters it hears, a majority with itself; a leader steps down when it
+# hears no majority, when another master leads, or when it wakes from a
+# freeze longer than ELECTION_S (its lease ran out meanwhile). Each peer is
+# asked by a thread of its own, so that one slow to answer (a stopped
+# container's name takes Docker's DNS 10 s to fail) delays no decision: an
+# answer older than HEARD_S is no answer.
+ELECTION_S, HEARD_S = 3.0, 2.0
 
 
 class Election:
     def __init__(self, me: str, masters: list[str], web_port: int):
         self.me, self.masters, self.web_port = me, masters, web_port
         self.leader, self.term = False, 0
+        self.heard: dict[str, tuple[float, bool]] = {}  # master -> (when, leads)
 
     def is_leader(self) -> tuple[int, str, bytes]:
         """HandleCheckIfLeader: the leader writes {"STATUS":"OK"}; a follower
@@ -273,33 +277,37 @@ class Election:
             return 200, "application/json", b'{"STATUS":"OK"}'
         return 503, "application/json", b"{"
 
-    def _ask(self, master: str) -> bool | None:
-        """Whether MASTER leads; None when it does not answer."""
+    def _listen(self, master: str) -> None:
         host = master.rpartition(":")[0]
-        try:
-            with urllib.request.urlopen(f"http://{host}:{self.web_port}/api/v1/is-leader", timeout=0.5) as r:
-                return r.status == 200
-        except urllib.error.HTTPError:
-            return False
-        except OSError:
-            return None
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://{host}:{self.web_port}/api/v1/is-leader", timeout=1) as r:
+                    self.heard[master] = (time.monotonic(), r.status == 200)
+            except urllib.error.HTTPError:
+                self.heard[master] = (time.monotonic(), False)
+            except OSError:
+                pass
+            time.sleep(0.5)
 
     def run(self) -> None:
-        unheard, last = time.monotonic(), time.monotonic()
+        for m in self.masters:
+            if m != self.me:
+                threading.Thread(target=self._listen, args=(m,), daemon=True).start()
+        unheard = last = time.monotonic()
         while True:
             time.sleep(0.5)
             now = time.monotonic()
-            answers = {m: self._ask(m) for m in self.masters if m != self.me}
-            alive = [m for m in self.masters if m == self.me or answers.get(m) is not None]
+            fresh = {m: leads for m, (when, leads) in list(self.heard.items()) if now - when < HEARD_S}
+            alive = [m for m in self.masters if m == self.me or m in fresh]
             quorum = len(alive) > len(self.masters) // 2
-            others_lead = [m for m, a in answers.items() if a]
+            others_lead = [m for m, leads in fresh.items() if leads]
             if self.leader and (now - last > ELECTION_S or not quorum or others_lead):
                 self.leader = False
                 log(f"T 00000000000000000000000000000000 P standin [term {self.term} LEADER]: Stepping down")
             last = now
-            if others_lead:
+            if others_lead or self.leader:
                 unheard = now
-            elif not self.leader and now - unheard > ELECTION_S and quorum and alive[0] == self.me:
+            elif now - unheard > ELECTION_S and quorum and alive[0] == self.me:
                 self.term += 1
                 self.leader = True
                 log(f"T 00000000000000000000000000000000 P standin [term {self.term} FOLLOWER]: "
