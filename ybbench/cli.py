@@ -100,7 +100,7 @@ def _compare(a: argparse.Namespace) -> int:
     # numpy, scipy and matplotlib load only for this command.
     from ybbench.report.compare import command
 
-    return command(a.base, a.other, a.results, a.prometheus, a.out, a.alpha, a.allow_different_workloads)
+    return command(a.base, a.other, a.results, a.prometheus, a.out, a.alpha, a.allow_different_workloads, a.png)
 
 
 def _reproduce(a: argparse.Namespace) -> int:
@@ -220,6 +220,7 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--out", help="a new folder for compare.json and compare.html (default: "
                    "<results>/compare-<time>; written whole or not at all)")
     q.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals (0.05)")
+    q.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<compare folder>-<chart>.png")
     q.add_argument("--allow-different-workloads", action="store_true",
                    help="compare runs of different workloads (refused otherwise)")
     q.set_defaults(func=_compare)

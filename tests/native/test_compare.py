@@ -6,8 +6,11 @@ written)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import math
+import os
+import re
 import shutil
 import uuid
 
@@ -83,7 +86,9 @@ def test_eight_vus_are_faster_than_one(runs, eight_vs_one):
     assert p.stdout.strip().endswith(f"compare: {out}")
     assert "moving-block bootstrap" in p.stdout and "B = 10000" in p.stdout
     page = (out / "compare.html").read_text()
-    assert "faster" in page and page.count("data:image/png;base64,") == 1
+    # ops/s and p99 of select, and CPU per node: each run overlaid at its start.
+    assert "faster" in page and page.count("data:image/png;base64,") == 3
+    assert [c["id"] for c in doc["charts"]] == ["select-ops", "select-p99", "cpu-cores-busy"]
 
 
 def test_numbers_read_back_against_summary_and_promql(runs, prometheus, eight_vs_one):
@@ -121,6 +126,56 @@ def test_numbers_read_back_against_summary_and_promql(runs, prometheus, eight_vs
             assert s["latency_ms"][name]["base" if key == "base_ops_per_s" else "other"] == pytest.approx(mine_ms)
         k6_p99 = done.digest()["ops"]["select"]["latency_ms"]["p99"]
         assert 0.5 * k6_p99 < lat < 2 * k6_p99  # the histogram's buckets against k6's exact p99
+
+
+def test_overlay_charts_read_back_against_compare_json_and_promql(runs, prometheus, eight_vs_one, tmp_path):
+    """The p99 and CPU overlays: each run's line is its over_time data in
+    compare.json, that data is PromQL written here over the run's window,
+    its p99 is k6's within the buckets' reach, and --png writes the
+    page's images."""
+    _, doc, _ = eight_vs_one
+    charts = {c["id"]: c for c in doc["charts"]}
+    for done in (runs["vu1"], runs["vu8"]):
+        tid = done.folder.name
+        start, end = _window(done)
+        over = doc["runs"][tid]["over_time"]
+        p99 = over["p99_ms"]
+        assert charts["select-p99"]["lines"][tid] == p99["data"]["select"]
+        rng = re.search(r"\[(\d+)s\]", p99["query"]).group(1)
+        mine = (f'histogram_quantile(0.99, sum by (op) (rate(k6_iteration_duration_seconds{{testid="{tid}"}}'
+                f'[{rng}s]))) * 1000')
+        got = prometheus.api("query_range", query=mine, start=f"{start:.3f}", end=f"{end:.3f}",
+                             step=f"{p99['step']:g}")["result"]
+        values = [float(v) for _, v in got[0]["values"] if v != "NaN"]
+        assert p99["data"]["select"]["v"] == pytest.approx(values)
+        assert all(start <= t <= end for t in p99["data"]["select"]["t"])
+        k6_p99 = done.digest()["ops"]["select"]["latency_ms"]["p99"]
+        median = sorted(values)[len(values) // 2]
+        assert 0.5 * k6_p99 < median < 2 * k6_p99
+        # CPU per node: node_exporter's busy cores, the report's query and partial marks.
+        cpu = over["cpu_cores_busy"]
+        rng = re.search(r"\[(\d+)s\]", cpu["query"]).group(1)
+        mine = f'sum by (instance) (rate(node_cpu_seconds_total{{mode!="idle"}}[{rng}s]))'
+        got = prometheus.api("query_range", query=mine, start=f"{start:.3f}", end=f"{end:.3f}",
+                             step=f"{cpu['step']:g}")["result"]
+        for s in got:
+            line = cpu["data"][s["metric"]["instance"]]
+            assert charts["cpu-cores-busy"]["lines"][f"{tid} {s['metric']['instance']}"] == line
+            assert line["v"] == pytest.approx([float(v) for _, v in s["values"]])
+            # A point whose window reaches before the run's start is partial (left off the overlay).
+            assert line["partial"] == [t - int(rng) < start for t in line["t"]]
+            assert all(0 <= v <= os.cpu_count() + 0.1 for v in line["v"])
+    # --png: the page's images as files, named by the compare folder and chart.
+    pngs, out = tmp_path / "png", tmp_path / "again"
+    p = compare(runs, runs["vu1"].folder.name, runs["vu8"].folder.name, out=out, prometheus=prometheus.url,
+                extra=("--png", str(pngs)))
+    assert p.returncode == 0, p.stderr
+    files = sorted(f.name for f in pngs.iterdir())
+    assert files == sorted(f"again-{c}.png" for c in ("select-ops", "select-p99", "cpu-cores-busy"))
+    page = (out / "compare.html").read_text()
+    inline = sorted(base64.b64decode(b) for b in re.findall(r'src="data:image/png;base64,([^"]*)"', page))
+    assert sorted(f.read_bytes() for f in pngs.iterdir()) == inline
+    assert all(b.startswith(b"\x89PNG\r\n\x1a\n") for b in inline)
 
 
 def test_same_settings_show_no_significant_difference(runs, prometheus, tmp_path):

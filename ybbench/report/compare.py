@@ -22,6 +22,7 @@ Ids that name series (sweeps, designs, scale fits) go to compare_series.py.
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 import statistics
@@ -32,8 +33,9 @@ from ybbench.core import bootstrap, latency, run_folder
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_file, write_json
 from ybbench.core.services import check_ready
+from ybbench.report import seed_charts
 from ybbench.report.charts import png
-from ybbench.report.page import Prom
+from ybbench.report.page import Prom, k6_range, labelled_series, prom_queries, window_step
 
 NO_SERIES = "no verdict: the per-second series is needed (--prometheus, and runs made with --prometheus)"
 
@@ -119,6 +121,27 @@ def _throughput(run: run_folder.Run, op: str, prom: Prom | None) -> dict:
     return out
 
 
+def over_time(run: run_folder.Run, prom: Prom) -> dict:
+    """The run's p99 per op (k6's native histogram) and CPU busy per node
+    (node_exporter), over its window, as `ybbench report` computes them;
+    CPU points whose rate window reaches outside the run are marked partial."""
+    start, end = run.window
+    step = window_step(start, end)
+    out = {}
+    rng = k6_range(prom, run.testid, start, end, step)
+    if rng:
+        q = prom_queries(run.testid, rng)["latency_p99_ms"]
+        data = labelled_series(prom.range(q, start, end, step), "op")
+        if data:
+            out["p99_ms"] = {"query": q, "step": step, "data": data}
+    cpu, _ = seed_charts.rate_chart("cpu_cores_busy", {"testid": run.testid, "window": {"start": start, "end": end}},
+                                    prom, step)
+    if cpu["data"]:
+        out["cpu_cores_busy"] = {"query": cpu["queries"][""], "step": step, "data": cpu["data"],
+                                 "curve": cpu["curve"]}
+    return out
+
+
 def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: str | None, alpha: float,
                  allow_different: bool) -> dict:
     if not 0 < alpha < 1:
@@ -155,6 +178,8 @@ def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: 
                 continue
             doc["runs"][r.testid]["ops"][op] = {"throughput": _throughput(r, op, prom),
                                                 "latency_ms": _latency(r, op, prom)}
+        if prom:
+            doc["runs"][r.testid]["over_time"] = over_time(r, prom)
     for o in others:
         ops = {}
         for op in sorted(set(base.summary["ops"]) & set(o.summary["ops"])):
@@ -197,36 +222,62 @@ def table(doc: dict) -> str:
     return "\n".join(lines)
 
 
-def overlay_chart(doc: dict, op: str) -> str | None:
-    """The runs' ops/s of one op, each against seconds since its own start."""
+def _overlay(title: str, ylabel: str, lines: list[tuple[str, dict, float]], step_plot: bool = False) -> str:
+    """Lines (label, {t, v[, partial]}, the run's start), each against seconds since its run's start;
+    points marked partial (their window reaches outside the run) left out."""
     from matplotlib.figure import Figure
 
-    drawn = [(tid, r["ops"][op]["throughput"]["series"], r["window"]["start"]) for tid, r in doc["runs"].items()
-             if op in r["ops"] and "series" in r["ops"][op]["throughput"]]
-    if not drawn:
-        return None
     fig = Figure(figsize=(7, 3.2))
     ax = fig.add_subplot()
-    for tid, s, start in drawn:
-        ax.step([t - start for t in s["t"]], s["v"], where="pre", marker=".", label=tid)
+    for label, s, start in lines:
+        keep = [i for i in range(len(s["t"])) if not (s.get("partial") or [False] * len(s["t"]))[i]]
+        x, y = [s["t"][i] - start for i in keep], [s["v"][i] for i in keep]
+        if step_plot:
+            ax.step(x, y, where="pre", marker=".", label=label)
+        else:
+            ax.plot(x, y, marker=".", label=label)
     ax.set_xlabel("seconds since the run started (each run its own start)")
-    ax.set_ylabel("ops/s")
-    ax.set_title(f"{op}: ops/s per {drawn[0][1]['step_s']} s, runs overlaid at their start", fontsize=10)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     return png(fig)
 
 
-def page(doc: dict) -> str:
+def overlay_charts(doc: dict) -> list[dict]:
+    """Per op: ops/s and p99 of every run overlaid at their starts; CPU
+    busy per node of every run. Each: id, title, the lines' data, png."""
+    charts = []
+    runs = doc["runs"]
+    for op in sorted({op for c in doc["comparisons"] for op in c["ops"]}):
+        lines = [(tid, r["ops"][op]["throughput"]["series"], r["window"]["start"]) for tid, r in runs.items()
+                 if op in r["ops"] and "series" in r["ops"][op]["throughput"]]
+        if lines:
+            title = f"{op}: ops/s per {lines[0][1]['step_s']} s, runs overlaid at their start"
+            charts.append({"id": f"{op}-ops", "title": title, "source": counter("<testid>", op) + ", differenced",
+                           "lines": {t: s for t, s, _ in lines}, "png": _overlay(title, "ops/s", lines, True)})
+        lines = [(tid, r["over_time"]["p99_ms"]["data"][op], r["window"]["start"]) for tid, r in runs.items()
+                 if op in r.get("over_time", {}).get("p99_ms", {}).get("data", {})]
+        if lines:
+            title = f"{op}: p99 latency, ms, runs overlaid at their start"
+            source = "; ".join(runs[t]["over_time"]["p99_ms"]["query"] for t, _, _ in lines)
+            charts.append({"id": f"{op}-p99", "title": title, "source": source, "lines": {t: s for t, s, _ in lines},
+                           "png": _overlay(title, "ms", lines)})
+    lines = [(f"{tid} {node}", s, r["window"]["start"]) for tid, r in runs.items()
+             for node, s in r.get("over_time", {}).get("cpu_cores_busy", {}).get("data", {}).items()]
+    if lines:
+        title = "CPU busy per node, cores, runs overlaid at their start (points inside each run)"
+        source = "; ".join(dict.fromkeys(r["over_time"]["cpu_cores_busy"]["query"] for r in runs.values()
+                                         if "cpu_cores_busy" in r.get("over_time", {})))
+        charts.append({"id": "cpu-cores-busy", "title": title, "source": source, "lines": {l: s for l, s, _ in lines},
+                       "png": _overlay(title, "cores", lines)})
+    return charts
+
+
+def page(doc: dict, charts: list[dict]) -> str:
     e = html.escape
-    ops = sorted({op for c in doc["comparisons"] for op in c["ops"]})
-    figs = []
-    for op in ops:
-        b64 = overlay_chart(doc, op)
-        if b64:
-            figs.append(f'<figure><img alt="{e(op)} ops/s" src="data:image/png;base64,{b64}"><figcaption>{e(op)}: '
-                        f"ops/s from {e(counter('<testid>', op))}, differenced per step. Source: Prometheus "
-                        f"{e(str(doc['prometheus']))}.</figcaption></figure>")
+    figs = [f'<figure><img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}"><figcaption>{e(c["title"])}. '
+            f"Source: Prometheus {e(str(doc['prometheus']))}: {e(c['source'])}.</figcaption></figure>" for c in charts]
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title></head><body>"
             f"<h1>ybbench compare</h1><p>Base {e(doc['base'])}; others {e(', '.join(doc['others']))}. Statistics: "
             f"{e(doc['method'])}; B = {doc['resamples']} resamples, random stream {doc['random_stream']}, alpha {doc['alpha']:g}; "
@@ -235,22 +286,28 @@ def page(doc: dict) -> str:
 
 
 def command(base: str, others: list[str], results: str, prometheus: str | None, out: str | None, alpha: float,
-            allow_different: bool) -> int:
+            allow_different: bool, png_dir: str | None = None) -> int:
     results_dir = Path(results)
     folder = Path(out) if out else results_dir / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
     if folder.exists():
         raise UserError(f"--out {folder}: exists; compare writes a new folder")
+    if png_dir and Path(png_dir).exists() and not Path(png_dir).is_dir():
+        raise UserError(f"--png {png_dir}: exists and is not a folder")
     # Series (sweeps, designs, scale fits): compare_series.py, given this module's per_second.
     from ybbench.report import compare_series
 
     if compare_series.any_series(results_dir, [base, *others]):
         return compare_series.command(base, others, results_dir, folder, prometheus, alpha, allow_different,
-                                      per_second)
+                                      per_second, Path(png_dir) if png_dir else None)
     doc = compare_runs(results_dir, base, others, prometheus, alpha, allow_different)
     text = table(doc)
+    charts = overlay_charts(doc)
+    doc["charts"] = [{k: v for k, v in c.items() if k != "png"} for c in charts]
     with staged_dir(folder) as stage:
         write_json(stage / "compare.json", doc)
-        write_file(stage / "compare.html", page(doc))
+        write_file(stage / "compare.html", page(doc, charts))
+    for c in charts if png_dir else ():
+        write_file(Path(png_dir) / f"{folder.name}-{c['id']}.png", base64.b64decode(c["png"]))
     print(text)
     print(f"compare: {folder}")
     return 0

@@ -66,6 +66,7 @@ gives no interval, and says so.
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 from dataclasses import dataclass
@@ -574,10 +575,11 @@ def _chart(c: dict) -> str | None:
     return png(fig)
 
 
-def page(doc: dict) -> str:
+def page(doc: dict, pngs: list[str]) -> str:
+    """pngs: each comparison's chart (_chart), in order."""
     e = html.escape
     figs = "".join(f'<figure><img alt="{e(c["base"])} against {e(c["other"])}" '
-                   f'src="data:image/png;base64,{_chart(c)}"></figure>' for c in doc["comparisons"])
+                   f'src="data:image/png;base64,{b64}"></figure>' for c, b64 in zip(doc["comparisons"], pngs))
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title></head><body>"
             f"<h1>ybbench compare: {e(doc['kind'])}s</h1><p>Base {e(doc['base'])}; others "
             f"{e(', '.join(doc['others']))}. Method: {e(doc['method'])}; alpha {doc['alpha']:g}.</p>"
@@ -585,12 +587,15 @@ def page(doc: dict) -> str:
 
 
 def command(base: str, others: list[str], results: Path, folder: Path, prometheus: str | None, alpha: float,
-            allow_different: bool, per_second) -> int:
+            allow_different: bool, per_second, png_dir: Path | None = None) -> int:
     doc = compare(results, base, others, prometheus, alpha, allow_different, per_second)
-    text, body = table(doc), page(doc)
+    pngs = [_chart(c) for c in doc["comparisons"]]
+    text, body = table(doc), page(doc, pngs)
     with staged_dir(folder) as stage:
         write_json(stage / "compare.json", doc)
         write_file(stage / "compare.html", body)
+    for c, b64 in zip(doc["comparisons"], pngs) if png_dir else ():
+        write_file(png_dir / f"{folder.name}-{c['other']}.png", base64.b64decode(b64))
     print(text)
     print(f"compare: {folder}")
     return 0

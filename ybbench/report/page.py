@@ -105,7 +105,8 @@ def prom_queries(testid: str, k6_rng: str) -> dict[str, str]:
     }
 
 
-def _series(result: list[dict], label: str) -> dict[str, dict]:
+def labelled_series(result: list[dict], label: str) -> dict[str, dict]:
+    """Each series of a range query by one label's value, NaN points dropped."""
     out = {}
     for s in result:
         pts = [(float(t), float(v)) for t, v in s["values"] if not math.isnan(float(v))]
@@ -152,7 +153,7 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
     ops = run["summary"].get("ops", {})
     for key, promql in (prom_queries(run["testid"], k6_rng) if k6_rng else {}).items():
         title, ylabel = specs[key]
-        series = _series(prom.range(promql, start, end, step), "op")
+        series = labelled_series(prom.range(promql, start, end, step), "op")
         if not series:
             missing.append(f"{title}: no series for {promql} over the window; needs the run made with --prometheus")
             continue

@@ -131,6 +131,13 @@ def _rate_chart(spec: Spec, run: dict, prom, step: float) -> tuple[dict, list[st
     return c, missing
 
 
+def rate_chart(chart_id: str, run: dict, prom, step: float) -> tuple[dict, list[str]]:
+    """One rate chart's data (its points marked inside or partial), as the
+    report computes it: for `ybbench compare`, which overlays runs."""
+    (spec,) = [s for s in specs() if s.id == chart_id and not s.level]
+    return _rate_chart(spec, run, prom, step)
+
+
 def line_charts(run: dict, prom, step: float) -> tuple[list[dict], list[str]]:
     start, tid = run["window"]["start"], run["testid"]
     charts, missing = [], []
