@@ -149,7 +149,8 @@ def parser() -> argparse.ArgumentParser:
                    "segments, one testid, one merged summary.json; docs/scale-out.md \"Distributed k6\")")
     r.add_argument("--event", action="append", default=[], metavar="AT:ACTION:SERVICE",
                    help="a fault or expansion on the compose stack during the run, e.g. 20s:stop:yb-tserver-2; "
-                   "actions: stop, start, kill, restart, add, remove (docs/faults-and-verify.md \"Faults and expansion\")")
+                   "actions: stop, start, kill, restart, add, remove, pause, resume, partition and heal (a "
+                   "YugabyteDB server), kill:master-leader (docs/faults-and-verify.md \"Faults and expansion\")")
     r.add_argument("--report", action="store_true", help="then write the run's report, as `ybbench report` does "
                    "(results/<testid>/report.html; charts over the run's window with --prometheus)")
     r.set_defaults(func=_run)

@@ -53,6 +53,10 @@ UPSTREAM = {
     # docker-library/postgres 15/bookworm
     "postgres": dict(user="", entrypoint=["docker-entrypoint.sh"], cmd=["postgres"],
                      volumes={"/var/lib/postgresql/data"}, ports={"5432/tcp"}),
+    # ours: compose/k6/Dockerfile, whose runtime stage follows grafana/k6's
+    # Dockerfile (alpine, `adduser -D -u 12345`, /usr/bin/k6, WORKDIR
+    # /home/k6, ENTRYPOINT ["k6"], no CMD) but names the user: USER k6
+    "k6": dict(user="k6", entrypoint=["k6"], cmd=None, workdir="/home/k6", volumes=set(), ports=set()),
     # yugabytedb/yugabyte (REFERENCE.md: its image config)
     "yugabytedb": dict(user="", entrypoint=["/sbin/tini", "--"], workdir="/home/yugabyte",
                        volumes={"/mnt/disk0", "/mnt/disk1"}, ports=set()),
@@ -77,6 +81,10 @@ TOOLS = {
     "postgres": dict(present={"bash", "sh", "postgres", "pg_isready", "psql", "initdb"}, absent=set()),
     "yugabytedb": dict(present={"bash", "sh", "curl", "python3", "tini", "ysqlsh", "yb-admin", "yb-master",
                                 "yb-tserver"}, absent={"wget"}),
+    # alpine:3.22 (busybox applets: ash as sh, wget; no bash, no curl;
+    # aports main/busybox/busyboxconfig) + ca-certificates + k6
+    "k6": dict(present={"k6", "sh", "wget", "cat", "head", "id", "ls", "env", "sleep"},
+               absent={"bash", "curl", "python3", "perl", "apt-get", "dpkg"}),
     # python:3.11-slim-bookworm (Debian) + k6 + docker:cli's client and plugin
     "ybbench": dict(present={"ybbench", "k6", "docker", "python3", "sh", "setpriv", "stat", "install", "id",
                              "mkdir", "chown"}, absent={"wget"}),
@@ -89,7 +97,6 @@ UPSTREAM_LACKS = {
     "promtail": {"curl", "wget", "python3"},  # ubuntu:noble, tzdata, CA certificates
     "grafana": {"python3", "apt-get", "dpkg"},  # Alpine
     "ybbench": {"curl", "wget"},  # python:3.11-slim-bookworm
-    "k6": {"bash", "curl", "python3", "apt-get", "dpkg"},  # alpine:3.22, CA certificates
     "yugabytedb": {"apt-get", "dpkg"},  # AlmaLinux 8: rpm and dnf
 }
 
@@ -313,11 +320,21 @@ def doc_uses() -> list[Use]:
     return uses
 
 
+def compose_test_files() -> list[Path]:
+    """tests/compose/test_*.py but this file."""
+    return [f for f in sorted((REPO / "tests" / "compose").glob("test_*.py"))
+            if f.resolve() != Path(__file__).resolve()]
+
+
 def code_uses() -> list[Use]:
-    """`exec` in ybbench and in the compose tests' own helpers."""
+    """`exec` in ybbench, in the compose tests' helpers and in every compose
+    test file (a glob: a new one is read without being listed here). This
+    file is the one left out: its `"exec"`s are the patterns above and
+    `docker exec` into containers it starts itself from an image, not into a
+    compose service."""
     uses = []
     for f in [*sorted((REPO / "ybbench").rglob("*.py")), REPO / "tests" / "support" / "compose_stack.py",
-              REPO / "tests" / "compose" / "test_compose_stack.py"]:
+              *compose_test_files()]:
         text = f.read_text()
         found = [Use(m["service"], m["command"], str(f.relative_to(REPO))) for m in PY_EXEC.finditer(text)]
         # An exec written another way would go unchecked: it must be parsed too.
@@ -396,6 +413,30 @@ def test_loki_is_one_static_binary_on_an_empty_image(fs, images):
     run = subprocess.run(["docker", "run", "--rm", "--network", "none", images["loki"], "-version"],
                          capture_output=True, text=True)
     assert run.returncode == 0 and "version" in run.stdout + run.stderr, run.stdout + run.stderr
+
+
+def test_the_k6_image_runs_k6_as_the_user_k6_12345(fs, images):
+    """compose/k6/Dockerfile: `adduser -D -u 12345 k6` (busybox: group k6
+    with gid = uid, home /home/k6 owned by it), USER k6; the secrets service
+    chowns the pgpass to 12345, so the name must resolve to that uid."""
+    k6 = fs("k6")
+    assert re.search(r"^k6:x:12345:12345:[^:]*:/home/k6:/bin/sh$", k6.text["/etc/passwd"], re.M), k6.text["/etc/passwd"]
+    assert re.search(r"^k6:x:12345:", k6.text["/etc/group"], re.M)
+    assert k6.entries["/home/k6"].kind == "dir" and k6.entries["/home/k6"].uid == 12345
+    assert k6.which("/usr/bin/k6") and k6.resolve("/etc/ssl/certs/ca-certificates.crt")
+    who = subprocess.run(["docker", "run", "--rm", "--network", "none", "--entrypoint", "id", images["k6"]],
+                         capture_output=True, text=True)
+    assert who.stdout.startswith("uid=12345(k6) gid=12345(k6)"), who.stdout + who.stderr
+    run = subprocess.run(["docker", "run", "--rm", "--network", "none", images["k6"], "version"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "k6/x/sql" in run.stdout, run.stdout + run.stderr
+
+
+def test_every_compose_test_file_is_read_for_its_execs():
+    """A new tests/compose/test_*.py is scanned without being listed."""
+    files = {f.name for f in compose_test_files()}
+    assert {"test_compose_stack.py", "test_compose.py"} <= files, files
+    assert files == {f.name for f in (REPO / "tests" / "compose").glob("test_*.py")} - {Path(__file__).name}
 
 
 def test_every_command_run_in_a_container_exists_in_its_image(project, fs):

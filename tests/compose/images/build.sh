@@ -75,7 +75,8 @@ image() {
 deps=()
 
 image busybox
-deps=("BUSYBOX=$built")
+busybox=$built
+deps=("BUSYBOX=$busybox")
 image prometheus-busybox
 deps=("BUSYBOX=${deps[0]#*=}" "PROM_BUSYBOX=$built")
 image postgres-exporter
@@ -87,7 +88,10 @@ image yugabytedb "$repo/tests/data/yugabytedb-2.23.1"
 image grafana
 image loki "$bin/loki"
 image promtail "$bin/promtail"
+# k6's runtime is Alpine: busybox applets, no Debian (images/k6/Dockerfile).
+deps=("BUSYBOX=$busybox")
 image k6 "$bin/k6"
+deps=()
 # The ybbench service: the package's tracked files (src), its dependencies'
 # wheels (native/install-deps.sh), the test k6, the docker CLI and the
 # compose plugin, and the real image's entrypoint.
