@@ -223,6 +223,28 @@ def _refused(runs, tmp_path, *ids, words, prometheus=None, extra=()):
     return p
 
 
+def test_report_links_the_compares_of_its_run(runs, tmp_path):
+    """`ybbench report` of a run links every compare page in results/ that
+    names it (as base or other), relative to the report; a run no compare
+    names links none."""
+    results = tmp_path / "results"
+    for name in ("vu1", "vu8", "ins"):
+        shutil.copytree(runs[name].folder, results / runs[name].folder.name)
+    vu1, vu8, ins = (runs[n].folder.name for n in ("vu1", "vu8", "ins"))
+    made = ybbench("compare", vu1, vu8, "--results", str(results), "--out", str(results / "cmp-a"))
+    assert made.returncode == 0, made.stderr
+    (results / "broken").mkdir()
+    (results / "broken" / "compare.json").write_text("{not json")  # not linked, not an error
+    for tid, want in ((vu8, ["../cmp-a/compare.html"]), (ins, [])):
+        p = ybbench("report", tid, "--results", str(results))
+        assert p.returncode == 0, p.stderr
+        page = (results / tid / "report.html").read_text()
+        (run,) = json.loads((results / tid / "report.json").read_text())["runs"]
+        assert run["compares"] == want
+        hrefs = [h for h in re.findall(r'href="([^"]*)"', page) if "compare" in h]
+        assert hrefs == want and all((results / tid / h).resolve().is_file() for h in hrefs)
+
+
 def test_unknown_run(runs, prometheus, tmp_path):
     _refused(runs, tmp_path, runs["vu1"].folder.name, "nosuchrun", words=["no run 'nosuchrun'"],
              prometheus=prometheus.url)

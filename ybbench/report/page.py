@@ -217,8 +217,23 @@ def _figures_text(c: dict, w: dict) -> str:
             f"{'; '.join(parts)}.{marks}")
 
 
+def compares_of(results: Path, testid: str) -> list[Path]:
+    """The `ybbench compare` pages in results/ (its default place) whose
+    compare.json names this run as base or other; one that cannot be read
+    is not linked."""
+    found = []
+    for doc_path in sorted(results.glob("*/compare.json")):
+        try:
+            doc = json.loads(doc_path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and (doc.get("base") == testid or testid in (doc.get("others") or [])):
+            found.append(doc_path.parent / "compare.html")
+    return found
+
+
 def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[dict] = (),
-              k6_report: str | None = None) -> str:
+              k6_report: str | None = None, compares: list[str] = ()) -> str:
     s, p, w = run["summary"], run["params"], run["window"]
     e = html.escape
     rows = []
@@ -245,6 +260,9 @@ def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[di
     if k6_report:
         out.append(f'<p>k6\'s own HTML report (its web dashboard\'s export): <a href="{e(k6_report)}">'
                    f"{e(k6_report)}</a>.</p>")
+    if compares:
+        out.append("<p>Compared with other runs (ybbench compare): " + ", ".join(
+            f'<a href="{e(c)}">{e(c)}</a>' for c in compares) + ".</p>")
     for c in charts:
         body = (f'<img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}">' if "png" in c
                 else f'<p class="note">{e(c.get("note", "no curve"))}</p>')
@@ -290,10 +308,12 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
                        "only the k6 summary is charted"]
         k6_page = run["folder"] / K6_REPORT
         k6_link = os.path.relpath(k6_page, out.parent) if k6_page.is_file() else None
-        sections.append(_run_html(run, charts, missing, tables, k6_link))
+        compares = [os.path.relpath(c, out.parent) for c in compares_of(results, run["testid"])]
+        sections.append(_run_html(run, charts, missing, tables, k6_link, compares))
         pngs.update({f"{run['testid']}-{c['id']}.png": c["png"] for c in charts if "png" in c})
         data["runs"].append({"testid": run["testid"], "window": run["window"], "missing": missing,
                              "summary": run["summary"], "params": run["params"], "k6_report": k6_link,
+                             "compares": compares,
                              "charts": [{k: v for k, v in c.items() if k != "png"} for c in charts],
                              "tables": tables})
     page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench report: "
