@@ -1,11 +1,12 @@
 """Client CPU per operation: k6 (lib/pq; pgx; pgx with our Go helpers;
-our Go helpers module's own statement path, pgconn) next to pgbench, on one
-PostgreSQL, in one run; and k6's memory. A benchmark, not a test: it prints
-tables (~45 minutes on 2 cores).
+our Go helpers module's own statement path, pgconn) next to pgbench, and
+sysbench where one of its OLTP scripts runs the same kind of statement
+(SYSBENCH_CASES), on one PostgreSQL, in one run; and k6's memory. A
+benchmark, not a test: it prints tables (~50 minutes on 2 cores).
 
     python3 -m bench.client_efficiency [--seconds 10] [--repeat 3] [--clients 16] [--memory-vus 400,2400]
                                        [--cases select,...] [--k6-clients plain,pgx,go-helpers,pgconn]
-                                       [--rss-minutes 10] [--rss-clients pgconn,plain]
+                                       [--no-sysbench] [--rss-minutes 10] [--rss-clients pgconn,plain]
 
 For each workload, every client runs the same statements against the same
 table for the same time with the same concurrency (kv-recent-read-heavy runs
@@ -14,7 +15,9 @@ ycsb-analytic one scan per operation: they add no row here); a client's CPU (use
 system, from wait4 on its process) divided by the statements it completed
 gives µs per operation, and 10^6 over that, ops/s per client core, from
 which the sizing table is computed. pgbench -M prepared is the reference,
-measured in the same run. Each client runs --repeat times, interleaved with
+measured in the same run, and sysbench the second ("× sysbench"): its
+statements counted from its `queries:` line and checked against the
+server's pg_stat_statements after every run. Each client runs --repeat times, interleaved with
 the others, and the table shows the median and the range: on a shared
 2-core machine one run can be 15% off the next. Memory: k6's peak RSS with
 N VUs each holding a connection; and k6's RSS over a --rss-minutes run at
@@ -28,6 +31,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -97,6 +101,84 @@ def pgbench_operations(text: str) -> tuple[int, float]:
     ops = int(re.search(r"number of transactions actually processed: (\d+)", text).group(1))
     tps = float(re.search(r"tps = ([\d.]+)", text).group(1))
     return ops, ops / tps
+
+
+# sysbench (Debian's 1.0.20 with its pgsql driver) runs its own bundled OLTP
+# scripts, on its own table (sbtest1: id integer primary key, k integer,
+# c char(120), pad char(60); ROWS rows, no secondary index, as ours have
+# none), with uniform ids like our keys (sysbench's default is a hot spot).
+# Per case: (test, label, what its event sends); each event is one statement
+# here, and no BEGIN or COMMIT (docs/client-efficiency.md).
+SYSBENCH_CASES = {
+    "select": ("oltp_point_select", "sysbench oltp_point_select (prepared)"),
+    "insert": ("oltp_insert", "sysbench oltp_insert (simple query)"),
+    "sql-updates": ("oltp_update_non_index", "sysbench oltp_update_non_index (prepared)"),
+}
+SYSBENCH_TABLE = "sbtest1"
+
+
+def sysbench_command(pg: Postgres, test: str, command: str, clients: int = 1, seconds: int = 0,
+                     table_size: int = ROWS, **options) -> list[str]:
+    """sysbench's command line: `prepare` and `cleanup` (outside the
+    measured part) or `run` (--threads clients for --time seconds, prepared
+    statements where its script prepares them: --db-ps-mode=auto). The
+    password goes in PGPASSWORD (pg.env()), which libpq reads."""
+    cmd = ["sysbench", "--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={pg.port}",
+           f"--pgsql-user={pg.user}", f"--pgsql-db={pg.database}", "--tables=1", f"--table-size={table_size}",
+           "--create_secondary=off", *(f"--{k}={v}" for k, v in options.items())]
+    if command == "run":
+        cmd += [f"--threads={clients}", f"--time={seconds}", "--rand-type=uniform", "--db-ps-mode=auto"]
+    return cmd + [test, command]
+
+
+def sysbench_prepare(pg: Postgres, test: str, **options) -> None:
+    """Its table made anew and loaded by sysbench itself, then vacuumed and
+    flushed, as ours are: none of it measured."""
+    for command in ("cleanup", "prepare"):
+        run_measured(sysbench_command(pg, test, command, **options), pg.env())
+    pg.query(f"VACUUM ANALYZE {SYSBENCH_TABLE}")
+    pg.query("CHECKPOINT")
+
+
+def sysbench_cleanup(pg: Postgres, test: str) -> None:
+    run_measured(sysbench_command(pg, test, "cleanup"), pg.env())
+
+
+def sysbench(pg: Postgres, test: str, clients: int, seconds: int, **options) -> Measure:
+    """One measured sysbench run; its statements, from its own output, must
+    be the statements on its table that the server ran in the run
+    (pg_stat_statements' calls, before and after; not reset, which would
+    move other readers' counters back): a mismatch stops the bench."""
+    before = sysbench_statements_at_server(pg)
+    text, cpu, rss = run_measured(sysbench_command(pg, test, "run", clients, seconds, **options), pg.env())
+    ops, length = sysbench_operations(text)
+    server = sysbench_statements_at_server(pg) - before
+    if server != ops:
+        raise RuntimeError(f"sysbench {test}: {ops} queries in its output, {server} statements on "
+                           f"{SYSBENCH_TABLE} at the server")
+    return Measure(ops, length, cpu, rss)
+
+
+def sysbench_statements_at_server(pg: Postgres) -> int:
+    """Statements on sysbench's table that the server has run, by
+    pg_stat_statements (prepared or not, each call counted at its end)."""
+    return int(pg.query("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
+                        f"WHERE query ~ '\\m{SYSBENCH_TABLE}\\M' AND query !~* '^\\s*(vacuum|create|drop)'"))
+
+
+def sysbench_operations(text: str) -> tuple[int, float]:
+    """Statements sysbench ran, and its load phase's length: its `queries:`
+    line (every statement it sent, BEGIN and COMMIT too where a script
+    sends them; not `transactions:`, which counts events of possibly many
+    statements), over that line's rate. Errors it skipped stop the bench."""
+    m = re.search(r"^\s*queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", text, re.M)
+    if m is None:
+        raise RuntimeError(f"sysbench: no queries line in its output:\n{text[-2000:]}")
+    ops, rate = int(m.group(1)), float(m.group(2))
+    errors = re.search(r"^\s*ignored errors:\s+(\d+)", text, re.M)
+    if errors is None or int(errors.group(1)) or not ops:
+        raise RuntimeError(f"sysbench: {ops} queries, ignored errors: {errors and errors.group(1)}")
+    return ops, ops / rate
 
 
 # k6 clients: (name, label, environment). "plain" is what any k6 with the
@@ -209,15 +291,18 @@ CLIENTS = (("pgbench", "pgbench -M prepared"), *((c, label) for c, (label, _) in
 
 
 def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only: list[str] | None,
-                     k6_clients: list[str], per_core: dict[tuple[str, str], float]) -> Table:
+                     k6_clients: list[str], per_core: dict[tuple[str, str], float],
+                     use_sysbench: bool = True) -> Table:
     """The table; per_core gets each (workload, client)'s median ops/s per
-    client core."""
+    client core. use_sysbench: the sysbench case next to pgbench where a
+    workload has one (SYSBENCH_CASES)."""
     chosen = [(c, label) for c, label in CLIENTS if c == "pgbench" or c in k6_clients]
     table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, "
                         f"{repeat} runs of {seconds} s per client, interleaved (median, min–max)")
     # ops/s per client core = 10^6 / µs per op: what one core of this client
     # sustains; docs/client-efficiency.md's sizing is computed from it.
-    for col in ("workload", "client", "ops/s", "client CPU µs/op", "min–max", "× pgbench", "ops/s per client core"):
+    for col in ("workload", "client", "ops/s", "client CPU µs/op", "min–max", "× pgbench", "× sysbench",
+                "ops/s per client core"):
         table.add_column(col, justify="right" if col not in ("workload", "client") else "left")
     ycsb = {"REQUEST_DISTRIBUTION": "uniform", "RECORD_COUNT": YCSB_RECORDS}
     # name: (pgbench script, k6 workload, its knobs); writers get a fresh KEY_PREFIX per run.
@@ -237,25 +322,40 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
     for name, (script, workload, knobs) in cases.items():
         if only is not None and name not in only:
             continue
+        # sysbench's case, if it has one, next to pgbench: its table made by
+        # sysbench itself before the rounds, dropped after them.
+        sb = SYSBENCH_CASES.get(name) if use_sysbench else None
+        case_clients = chosen[:1] + ([("sysbench", sb[1])] if sb else []) + chosen[1:]
+        if sb:
+            console.log(f"{name}: sysbench {sb[0]} prepare ({ROWS:,} rows)")
+            sysbench_prepare(pg, sb[0])
         pg.query("CHECKPOINT")  # the last case's writes are not flushed during this one
-        runs: dict[str, list[Measure]] = {client: [] for client, _ in chosen}
+        runs: dict[str, list[Measure]] = {client: [] for client, _ in case_clients}
         # Interleaved, so that a slow spell of the machine hits every client.
         for r in range(repeat):
-            for client, label in chosen:
+            for client, label in case_clients:
                 console.log(f"{name}: {label} ({r + 1}/{repeat})")
                 if client == "pgbench":
                     runs[client].append(pgbench(pg, script, clients, seconds))
+                    continue
+                if client == "sysbench":
+                    runs[client].append(sysbench(pg, sb[0], clients, seconds))
                     continue
                 fresh = f"k6{client}{r}{int(time.time())}"
                 extra = (dict(knobs, KEY_PREFIX=fresh) if workload in ("sql-inserts", "kv-load")
                          else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
                 runs[client].append(k6(pg, workload, client, clients, seconds, **extra))
+        if sb:
+            sysbench_cleanup(pg, sb[0])
         ref = statistics.median(m.us_per_op for m in runs["pgbench"])
-        for client, label in chosen:
+        sb_ref = statistics.median(m.us_per_op for m in runs["sysbench"]) if sb else None
+        for client, label in case_clients:
             us = [m.us_per_op for m in runs[client]]
             table.add_row(name, label, f"{statistics.median(m.rate for m in runs[client]):,.0f}",
                           f"{statistics.median(us):.1f}", f"{min(us):.1f}–{max(us):.1f}",
-                          f"{statistics.median(us) / ref:.2f}", f"{1e6 / statistics.median(us):,.0f}")
+                          f"{statistics.median(us) / ref:.2f}",
+                          f"{statistics.median(us) / sb_ref:.2f}" if sb_ref else "–",
+                          f"{1e6 / statistics.median(us):,.0f}")
             per_core[name, client] = 1e6 / statistics.median(us)
     return table
 
@@ -274,7 +374,7 @@ def sizing_table(per_core: dict[tuple[str, str], float]) -> Table:
                 "seed 000 rate", "cores for it", f"at {BUSY:.0%} "):
         table.add_column(col, justify="left" if col in ("workload", "client") else "right")
     for (name, client), rate in per_core.items():
-        if client == "pgbench":
+        if client not in K6_CLIENTS:  # pgbench, sysbench: references, not sized
             continue
         seed = SEED_000.get(name)
         table.add_row(name, K6_CLIENTS[client][0], f"{rate:,.0f}", f"{1e5 / rate:.1f}", f"{1e5 / rate / BUSY:.1f}",
@@ -354,6 +454,7 @@ def main() -> None:
     ap.add_argument("--cases", help="comma-separated rows of the throughput table to run ('' for none; default all)")
     ap.add_argument("--k6-clients", default=",".join(K6_CLIENTS),
                     help=f"k6 clients of the throughput table, of {', '.join(K6_CLIENTS)}")
+    ap.add_argument("--no-sysbench", action="store_true", help="leave out the sysbench cases (SYSBENCH_CASES)")
     ap.add_argument("--rss-minutes", type=float, default=10, help="length of the memory-over-time runs (0 to skip)")
     ap.add_argument("--rss-clients", default="pgconn,plain", help="k6 clients of the memory-over-time runs")
     a = ap.parse_args()
@@ -363,6 +464,8 @@ def main() -> None:
         if c not in K6_CLIENTS:
             ap.error(f"unknown k6 client {c!r}: one of {', '.join(K6_CLIENTS)}")
     only = None if a.cases is None else [c for c in a.cases.split(",") if c]
+    if not a.no_sysbench and shutil.which("sysbench") is None:
+        ap.error("sysbench is not installed: `make deps` (native/install-deps.sh) installs it, or --no-sysbench")
     pg = Postgres.start(max_connections=max([200, *vus_list]) + 50)
     try:
         load_table(pg)
@@ -370,7 +473,8 @@ def main() -> None:
             load_ycsb(pg)
         if only != []:
             per_core: dict[tuple[str, str], float] = {}
-            console.print(throughput_table(pg, a.clients, a.seconds, a.repeat, only, k6_clients, per_core))
+            console.print(throughput_table(pg, a.clients, a.seconds, a.repeat, only, k6_clients, per_core,
+                                           use_sysbench=not a.no_sysbench))
             console.print(sizing_table(per_core))
         if vus_list:
             console.print(memory_table(pg, vus_list, min(a.seconds, 10)))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh machine: PostgreSQL 15 and
 # postgres_exporter from Debian, Debian's Docker engine (docker.io) and
-# debootstrap for the compose stack's images, the Python package with its
+# debootstrap for the compose stack's images, sysbench (Debian's, built with
+# its PostgreSQL driver) for `make bench` and its tests, the Python package with its
 # pinned test dependencies, and checks for Go (native/build.sh builds the
 # rest from the Go module proxy). The tests start dockerd themselves when
 # none runs, and stop it after.
@@ -28,6 +29,11 @@ fi
 if [ ! -x /usr/bin/prometheus-postgres-exporter ]; then
   apt_install prometheus-postgres-exporter
   systemctl disable --now prometheus-postgres-exporter >/dev/null 2>&1 || true
+fi
+# sysbench: `make bench` runs its oltp_* cases beside pgbench
+# (bench/client_efficiency.py); Debian's package has the pgsql driver.
+if ! command -v sysbench >/dev/null; then
+  apt_install sysbench
 fi
 if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then
   apt_install docker.io debootstrap
