@@ -82,7 +82,9 @@ def reaches(stack, service: str, *peers: tuple[str, int]) -> list[str]:
              "    h, p = hp.rsplit(':', 1)\n"
              "    try:\n        socket.create_connection((h, int(p)), timeout=2).close(); print('ok')\n"
              "    except OSError as e:\n        print(type(e).__name__, e)\n")
-    return stack("exec", "-T", service, "python3", "-c", probe, *(f"{h}:{p}" for h, p in peers)).stdout.splitlines()
+    assert service.startswith(("yb-master-", "yb-tserver-")), service  # the yugabytedb image, as the comment says
+    args = ("-c", probe, *(f"{h}:{p}" for h, p in peers))
+    return stack("exec", "-T", service, "python3", *args).stdout.splitlines()  # image of: yb-tserver-1
 
 
 def test_the_masters_elect_one_leader_and_answer_is_leader_as_yugabytedb(stack):

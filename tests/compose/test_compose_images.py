@@ -306,6 +306,9 @@ def compose_uses(project: dict, fs) -> list[Use]:
 EXEC = re.compile(r"docker (?:compose(?: -f \S+| -p \S+| --profile \S+)* exec|exec)(?: -T| -i| -t| -it)* "
                   r"(?P<service>[a-z][\w-]*) (?P<command>[^\s`'\"|;)]+)")
 PY_EXEC = re.compile(r'"exec",\s*"-T",\s*"(?P<service>[\w-]+)",\s*"(?P<command>[^"]+)"')
+# An exec into a service held in a variable names, in a comment on its line,
+# a service whose image every value runs: `# image of: yb-tserver-1`.
+PY_EXEC_VAR = re.compile(r'"exec",\s*"-T",\s*\w+,\s*"(?P<command>[^"]+)".*#\s*image of:\s*(?P<service>[\w-]+)')
 
 
 def doc_uses() -> list[Use]:
@@ -336,7 +339,8 @@ def code_uses() -> list[Use]:
     for f in [*sorted((REPO / "ybbench").rglob("*.py")), REPO / "tests" / "support" / "compose_stack.py",
               *compose_test_files()]:
         text = f.read_text()
-        found = [Use(m["service"], m["command"], str(f.relative_to(REPO))) for m in PY_EXEC.finditer(text)]
+        found = [Use(m["service"], m["command"], str(f.relative_to(REPO)))
+                 for pattern in (PY_EXEC, PY_EXEC_VAR) for m in pattern.finditer(text)]
         # An exec written another way would go unchecked: it must be parsed too.
         assert len(found) == len(re.findall(r'"exec"', text)), f"an exec in {f} that PY_EXEC does not read"
         uses += found
