@@ -307,6 +307,64 @@ def test_report_of_a_reproduce_shows_expected_against_observed(reproduced):
     assert data["expected"]["reproduce_id"] == "rp1"
 
 
+def test_compare_two_reproduces_phase_by_phase(reproduced, tmp_path):
+    """`ybbench compare rp1 rp2`: each phase against the same phase of the
+    base, as two runs are compared; its numbers are each phase's summary
+    (no --prometheus: no verdict), and the report of rp2 links it."""
+    results = reproduced["results"]
+    args = [a if a != "rp1" else "rp2" for a in reproduced["args"]]
+    args[args.index("--cores-per-node") + 1] = "1"  # half the VUs per phase: a difference made on purpose
+    r = cli(*args, "--results", str(results), env=reproduced["env"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = results / "cmp-rp"
+    c = cli("compare", "rp1", "rp2", "--results", str(results), "--out", str(out))
+    assert c.returncode == 0, c.stderr
+    doc = json.loads((out / "compare.json").read_text())
+    one, two = (json.loads((results / rid / "reproduce.json").read_text()) for rid in ("rp1", "rp2"))
+    names = [ph["name"] for ph in one["phases"]]
+    assert doc["kind"] == "reproduce" and list(doc["phases"]) == names == [ph["name"] for ph in two["phases"]]
+    for ph1, ph2 in zip(one["phases"], two["phases"]):
+        d = doc["phases"][ph1["name"]]
+        assert (d["base"], d["others"]) == (ph1["testid"], [ph2["testid"]])
+        (cmp,) = d["comparisons"]
+        s1 = json.loads((results / "rp1" / ph1["testid"] / "summary.json").read_text())
+        s2 = json.loads((results / "rp2" / ph2["testid"] / "summary.json").read_text())
+        assert set(cmp["ops"]) == set(s1["ops"]) & set(s2["ops"])
+        for op, stat in cmp["ops"].items():
+            assert (stat["base_ops_per_s"], stat["other_ops_per_s"]) == (s1["ops"][op]["per_second"],
+                                                                           s2["ops"][op]["per_second"])
+            assert stat["ratio"] == pytest.approx(s2["ops"][op]["per_second"] / s1["ops"][op]["per_second"])
+            assert stat["verdict"].startswith("no verdict")
+        assert cmp["differences"]["knobs"]["VUS"] == {"base": str(ph1["vus"]), "other": str(ph2["vus"])}
+        assert ph2["vus"] < ph1["vus"]
+        assert f"phase {ph1['name']}" in c.stdout
+    assert (out / "compare.html").read_text().count("<h2>phase ") == len(names)
+    # The report of rp2 (its phase runs) links the compare.
+    rep = cli("report", "rp2", "--results", str(results))
+    assert rep.returncode == 0, rep.stderr
+    runs = json.loads((results / "rp2" / "report.json").read_text())["runs"]
+    assert [run["compares"] for run in runs] == [["../cmp-rp/compare.html"]] * len(names)
+    assert (results / "rp2" / "../cmp-rp/compare.html").resolve() == (out / "compare.html").resolve()
+
+
+def test_compare_refuses_a_reproduce_against_a_run_or_without_a_common_phase(reproduced, tmp_path):
+    results = reproduced["results"]
+    phase = json.loads((results / "rp1" / "reproduce.json").read_text())["phases"][0]["testid"]
+    shutil.copytree(results / "rp1" / phase, results / phase, dirs_exist_ok=True)
+    r = cli("compare", "rp1", phase, "--results", str(results), "--out", str(tmp_path / "a"))
+    assert r.returncode == 2 and "compare a reproduce with reproduces" in r.stderr and phase in r.stderr
+    renamed = results / "rp9"
+    shutil.copytree(results / "rp1", renamed)
+    doc = json.loads((renamed / "reproduce.json").read_text())
+    for ph in doc["phases"]:
+        ph["name"] = "other-" + ph["name"]
+    (renamed / "reproduce.json").write_text(json.dumps(doc))
+    r = cli("compare", "rp1", "rp9", "--results", str(results), "--out", str(tmp_path / "b"))
+    assert r.returncode == 2 and "have no phase in common" in r.stderr, r.stderr
+    assert not list(tmp_path.iterdir())
+    shutil.rmtree(renamed), shutil.rmtree(results / phase)
+
+
 def test_host_figures_come_from_node_exporter_over_the_phase(postgres, prometheus, tmp_path):
     doc = json.loads(json.dumps(GOOD))
     doc["phases"] = doc["phases"][:1]

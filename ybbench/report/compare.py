@@ -17,7 +17,8 @@ What differs between the runs (workload, knobs, k6 exit code) is listed;
 different workloads are refused unless --allow-different-workloads.
 Output: a table on stdout; compare.json and compare.html in a new folder
 (--out, default <results>/compare-<time>), written whole or not at all.
-Ids that name series (sweeps, designs, scale fits) go to compare_series.py.
+Ids that name series (sweeps, designs, scale fits) go to compare_series.py;
+two `ybbench reproduce` ids are compared phase by phase, each phase as a run.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 from ybbench.core import bootstrap, latency, run_folder
+from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_file, write_json
 from ybbench.core.services import check_ready
@@ -143,10 +145,11 @@ def over_time(run: run_folder.Run, prom: Prom) -> dict:
 
 
 def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: str | None, alpha: float,
-                 allow_different: bool) -> dict:
+                 allow_different: bool, where: dict[str, Path] | None = None) -> dict:
+    """where: the folder that holds a run, when not `results` (a reproduce's phases)."""
     if not 0 < alpha < 1:
         raise UserError(f"--alpha {alpha}: between 0 and 1")
-    runs = [run_folder.load(results, t) for t in [base_id, *other_ids]]
+    runs = [run_folder.load((where or {}).get(t, results), t) for t in [base_id, *other_ids]]
     for r in runs:
         if not isinstance(r.summary.get("ops"), dict) or not r.summary["ops"]:
             raise UserError(f"run {r.testid}: summary.json has no ops")
@@ -196,6 +199,45 @@ def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: 
             ops[op] = stat
         doc["comparisons"].append({"base": base.testid, "other": o.testid, "differences": differences(base, o),
                                    "ops": ops})
+    return doc
+
+
+REPRODUCE = "reproduce.json"
+
+
+def phases_of(results: Path, rid: str) -> dict[str, str] | None:
+    """A reproduce's phase runs by phase name (its reproduce.json), or None
+    when results/<rid> is not a reproduce."""
+    path = results / rid / REPRODUCE
+    if not (TESTID.match(rid) and path.is_file()):
+        return None
+    doc = run_folder.read_json(path, f"reproduce {rid}")
+    phases = doc.get("phases") if isinstance(doc, dict) else None
+    if not isinstance(phases, list) or not phases:
+        raise UserError(f"reproduce {rid}: {path} has no finished phase")
+    return {ph["name"]: ph["testid"] for ph in phases}
+
+
+def compare_reproduces(results: Path, base: str, others: list[str], prometheus: str | None, alpha: float,
+                       allow_different: bool) -> dict:
+    """Two (or more) `ybbench reproduce` runs: each phase against the base's
+    phase of the same name, as runs are compared; compare.json's `phases`
+    holds one run comparison per phase."""
+    phases = {r: phases_of(results, r) for r in [base, *others]}
+    if any(p is None for p in phases.values()):
+        kinds = ", ".join(f"{r} ({'a reproduce' if p else 'not a reproduce'})" for r, p in phases.items())
+        raise UserError(f"compare a reproduce with reproduces, phase by phase: {kinds}")
+    for o in others:
+        if not set(phases[base]) & set(phases[o]):
+            raise UserError(f"reproduces {base} (phases: {', '.join(phases[base])}) and {o} (phases: "
+                            f"{', '.join(phases[o])}) have no phase in common")
+    doc = {"kind": "reproduce", "base": base, "others": others, "phases": {}}
+    for name, base_run in phases[base].items():
+        with_it = [o for o in others if name in phases[o]]
+        if with_it:
+            where = {base_run: results / base, **{phases[o][name]: results / o for o in with_it}}
+            doc["phases"][name] = compare_runs(results, base_run, [phases[o][name] for o in with_it], prometheus,
+                                               alpha, allow_different, where)
     return doc
 
 
@@ -274,15 +316,23 @@ def overlay_charts(doc: dict) -> list[dict]:
     return charts
 
 
-def page(doc: dict, charts: list[dict]) -> str:
+def section(doc: dict, charts: list[dict], title: str = "") -> str:
+    """One run comparison's table and overlay charts (a reproduce has one per phase)."""
     e = html.escape
     figs = [f'<figure><img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}"><figcaption>{e(c["title"])}. '
             f"Source: Prometheus {e(str(doc['prometheus']))}: {e(c['source'])}.</figcaption></figure>" for c in charts]
+    head = f"<h2>{e(title)}</h2>" if title else ""
+    return f"{head}<pre>{e(table(doc))}</pre>" + "".join(figs)
+
+
+def page(doc: dict, sections: list[str]) -> str:
+    e = html.escape
+    first = next(iter(doc["phases"].values())) if doc.get("kind") == "reproduce" else doc
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title></head><body>"
             f"<h1>ybbench compare</h1><p>Base {e(doc['base'])}; others {e(', '.join(doc['others']))}. Statistics: "
-            f"{e(doc['method'])}; B = {doc['resamples']} resamples, random stream {doc['random_stream']}, alpha {doc['alpha']:g}; "
-            f"no verdict with fewer than {doc['min_blocks']} blocks.</p><pre>{e(table(doc))}</pre>"
-            + "".join(figs) + "</body></html>\n")
+            f"{e(first['method'])}; B = {first['resamples']} resamples, random stream {first['random_stream']}, "
+            f"alpha {first['alpha']:g}; no verdict with fewer than {first['min_blocks']} blocks.</p>"
+            + "".join(sections) + "</body></html>\n")
 
 
 def command(base: str, others: list[str], results: str, prometheus: str | None, out: str | None, alpha: float,
@@ -299,15 +349,25 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
     if compare_series.any_series(results_dir, [base, *others]):
         return compare_series.command(base, others, results_dir, folder, prometheus, alpha, allow_different,
                                       per_second, Path(png_dir) if png_dir else None)
-    doc = compare_runs(results_dir, base, others, prometheus, alpha, allow_different)
-    text = table(doc)
-    charts = overlay_charts(doc)
-    doc["charts"] = [{k: v for k, v in c.items() if k != "png"} for c in charts]
+    if any(phases_of(results_dir, i) is not None for i in [base, *others]):
+        doc = compare_reproduces(results_dir, base, others, prometheus, alpha, allow_different)
+        parts = {f"phase {name}": d for name, d in doc["phases"].items()}
+    else:
+        doc = compare_runs(results_dir, base, others, prometheus, alpha, allow_different)
+        parts = {"": doc}
+    text = "\n".join(f"{title}\n{table(d)}" if title else table(d) for title, d in parts.items())
+    body, pngs = [], {}
+    for title, d in parts.items():
+        charts = overlay_charts(d)
+        d["charts"] = [{k: v for k, v in c.items() if k != "png"} for c in charts]
+        body.append(section(d, charts, title))
+        prefix = f"{folder.name}-{title.removeprefix('phase ')}-" if title else f"{folder.name}-"
+        pngs.update({f"{prefix}{c['id']}.png": c["png"] for c in charts})
     with staged_dir(folder) as stage:
         write_json(stage / "compare.json", doc)
-        write_file(stage / "compare.html", page(doc, charts))
-    for c in charts if png_dir else ():
-        write_file(Path(png_dir) / f"{folder.name}-{c['id']}.png", base64.b64decode(c["png"]))
+        write_file(stage / "compare.html", page(doc, body))
+    for name, b64 in pngs.items() if png_dir else ():
+        write_file(Path(png_dir) / name, base64.b64decode(b64))
     print(text)
     print(f"compare: {folder}")
     return 0

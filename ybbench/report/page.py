@@ -227,7 +227,9 @@ def compares_of(results: Path, testid: str) -> list[Path]:
             doc = json.loads(doc_path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(doc, dict) and (doc.get("base") == testid or testid in (doc.get("others") or [])):
+        # A reproduce's compare holds one run comparison per phase.
+        docs = [doc, *(doc.get("phases") or {}).values()] if isinstance(doc, dict) else []
+        if any(isinstance(d, dict) and (d.get("base") == testid or testid in (d.get("others") or [])) for d in docs):
             found.append(doc_path.parent / "compare.html")
     return found
 
