@@ -1,7 +1,7 @@
 # make test   install what the tests need, build the native stack, run pytest
 # make demo   after make test: a short run on a throwaway local PostgreSQL 15 and its HTML report
 # make build  only build the native stack's Go binaries (cached outside the repo)
-# make bench  client CPU per operation: k6 (lib/pq, pgx, pgx + Go helpers, pgconn) next to pgbench, sizing, k6 memory over 10 min (~45 min)
+# make bench  client CPU per operation: k6 (lib/pq, pgx, pgx + Go helpers, pgconn) next to pgbench and sysbench, sizing, k6 memory over 10 min (~50 min)
 # make bench-monitoring  a real Prometheus scraping 100 nodes replayed from YugabyteDB captures (MINUTES=3)
 
 .PHONY: test demo deps build bench bench-monitoring
