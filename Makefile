@@ -3,8 +3,10 @@
 # make build  only build the native stack's Go binaries (cached outside the repo)
 # make bench  client CPU per operation: k6 (lib/pq, pgx, pgx + Go helpers, pgconn) next to pgbench and sysbench, sizing, k6 memory over 10 min (~50 min)
 # make bench-monitoring  a real Prometheus scraping 100 nodes replayed from YugabyteDB captures (MINUTES=3)
+# make soak   a fixed-rate insert + read/update mix for MINUTES (60): k6 and Prometheus memory, ops/s, p99 drift, verify
+#             (INSERT_RATE=200 UPDATE_RATE=300 operations per second)
 
-.PHONY: test demo deps build bench bench-monitoring
+.PHONY: test demo deps build bench bench-monitoring soak
 
 test: deps build
 	python3 -m pytest -q tests
@@ -25,3 +27,8 @@ bench: deps build
 bench-monitoring: deps build
 	python3 -m pip install -q -e '.[bench]'
 	python3 -m bench.monitoring_100_nodes --minutes $(or $(MINUTES),3) --no-drop-reference
+
+soak: deps build
+	python3 -m pip install -q -e '.[bench]'
+	python3 -m bench.soak --minutes $(or $(MINUTES),60) --insert-rate $(or $(INSERT_RATE),200) \
+		--update-rate $(or $(UPDATE_RATE),300)
