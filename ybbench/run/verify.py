@@ -28,7 +28,7 @@ from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.core.files import write_json
 from ybbench.run import verify_index, verify_updates, verify_ycsb
-from ybbench.run.verify_base import Attempted, Count, connect as _connect, iterations
+from ybbench.run.verify_base import Attempted, Count, connect as _connect, iterations, example_lines
 
 
 
@@ -166,10 +166,7 @@ def lines(r: dict) -> list[str]:
     if r["interrupted_iterations"]:
         out.append(f"  {r['interrupted_iterations']} iterations were interrupted at the end of the run: their keys "
                    f"are unknown, so at least {r['lost_at_least']} of the {r['lost']['count']} missing are lost")
-    for k in ("lost", "wrong_value", "duplicates", "unexpected"):
-        if r[k]["examples"]:
-            out.append(f"  {k.replace('_', ' ')}: {', '.join(r[k]['examples'])}"
-                       + (" ..." if r[k]["count"] > len(r[k]["examples"]) else ""))
+    out += example_lines(r, ("lost", "wrong_value", "duplicates", "unexpected"))
     out.append("  OK: every acknowledged write is there, with its value" if r["ok"] else
                "  FAILED: acknowledged writes are missing or wrong")
     return out

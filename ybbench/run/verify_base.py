@@ -110,3 +110,10 @@ def iterations(folder: Path, run, ops: tuple[str, ...]) -> tuple[list[int], int,
         interrupted += stopped
         unacked |= failed
     return counts, interrupted, unacked
+
+
+def example_lines(r: dict, kinds: tuple[str, ...], sep: str = ", ") -> list[str]:
+    """A line of example keys for each kind of problem found ("..." when
+    there were more than the examples kept)."""
+    return [f"  {k.replace('_', ' ')}: {sep.join(r[k]['examples'])}"
+            + (" ..." if r[k]["count"] > len(r[k]["examples"]) else "") for k in kinds if r[k]["examples"]]

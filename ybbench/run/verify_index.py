@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ybbench.core import run_folder
 from ybbench.core.errors import UserError
-from ybbench.run.verify_base import Count, connect
+from ybbench.run.verify_base import Count, connect, example_lines
 
 INDEX_ONLY = {"enable_seqscan": "off", "enable_bitmapscan": "off", "enable_indexscan": "on",
               "enable_indexonlyscan": "on"}
@@ -140,9 +140,7 @@ def lines(r: dict) -> list[str]:
            f"{r['orphan_entries']['count']}",
            f"  looked up by value through the index: not found {r['not_found_by_value']['count']}, another row's "
            f"value {r['other_row_by_value']['count']}; wrong value (not val:<n>) {r['wrong_value']['count']}"]
-    for k in ("missing_from_index", "orphan_entries", "not_found_by_value", "other_row_by_value", "wrong_value"):
-        if r[k]["examples"]:
-            out.append(f"  {k.replace('_', ' ')}: {'; '.join(r[k]['examples'])}"
-                       + (" ..." if r[k]["count"] > len(r[k]["examples"]) else ""))
+    out += example_lines(r, ("missing_from_index", "orphan_entries", "not_found_by_value", "other_row_by_value",
+                             "wrong_value"), sep="; ")
     out.append("  OK: the index and the table agree" if r["ok"] else "  FAILED: the index and the table disagree")
     return out

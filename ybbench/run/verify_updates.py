@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 from ybbench.core import run_folder
-from ybbench.run.verify_base import Attempted, Count, connect, iterations
+from ybbench.run.verify_base import Attempted, Count, connect, iterations, example_lines
 
 PHI = 0.6180339887498949
 
@@ -150,10 +150,7 @@ def lines(r: dict) -> list[str]:
     if r["interrupted_iterations"]:
         out.append(f"  {r['interrupted_iterations']} iterations were interrupted at the end of the run: at least "
                    f"{r['lost_at_least']} of the lost and stale values are lost")
-    for k in ("missing", "lost_update", "stale", "never_written", "duplicates"):
-        if r[k]["examples"]:
-            out.append(f"  {k.replace('_', ' ')}: {', '.join(r[k]['examples'])}"
-                       + (" ..." if r[k]["count"] > len(r[k]["examples"]) else ""))
+    out += example_lines(r, ("missing", "lost_update", "stale", "never_written", "duplicates"))
     out.append("  OK: every value is one the run wrote" + (", the last acknowledged or a later unknown one"
                                                              if r["writers"] == "single" else "")
                if r["ok"] else "  FAILED: values lost, stale or never written")

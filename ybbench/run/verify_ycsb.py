@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ybbench.core import run_folder
 from ybbench.core.errors import UserError
-from ybbench.run.verify_base import Attempted, Count, connect, iterations
+from ybbench.run.verify_base import Attempted, Count, connect, iterations, example_lines
 
 STAMP = re.compile(r"([LU])([0-9a-z]+):(\d+)\.(\d+):")
 
@@ -142,10 +142,7 @@ def lines(r: dict) -> list[str]:
     if r["interrupted_iterations"] and load:
         out.append(f"  {r['interrupted_iterations']} iterations were interrupted at the end of the run: at least "
                    f"{r['lost_at_least']} of the {r['lost']['count']} missing are lost")
-    for k in ("lost", "missing_field", "never_written"):
-        if r[k]["examples"]:
-            out.append(f"  {k.replace('_', ' ')}: {', '.join(r[k]['examples'])}"
-                       + (" ..." if r[k]["count"] > len(r[k]["examples"]) else ""))
+    out += example_lines(r, ("lost", "missing_field", "never_written"))
     out.append("  OK: every record is there, each field one a run wrote to it" if r["ok"] else
                "  FAILED: records or fields lost, missing or never written")
     return out
