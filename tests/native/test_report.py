@@ -4,6 +4,7 @@ queried here; one HTML file with its images inline; bad inputs."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -173,3 +174,32 @@ def test_run_with_report_writes_that_runs_report(postgres, prometheus, tmp_path)
     assert rows == done.digest()["rows_written"] > 0
     assert _chart(run, "summary_ops_per_second")["data"]["insert"] == done.digest()["ops"]["insert"]["per_second"]
     assert _chart(run, "ops_per_second")["data"]["insert"]["v"], "no ops/s points from Prometheus"
+
+
+def test_a_run_too_short_for_k6s_pushes_gets_no_ops_curve_but_its_whole_run_figure(postgres, prometheus, tmp_path):
+    """A 2 s run at 1 s pushes: every ops/s point's window (3 pushes) reaches
+    before the run, so the page says so instead of drawing a curve, and
+    gives k6's own whole-run figure (issue 26)."""
+    results = tmp_path / "results"
+    rid = f"short{uuid.uuid4().hex[:8]}"
+    done = ybbench_run("sql-inserts", postgres, results, testid=rid, prometheus=prometheus.url,
+                       knobs={"VUS": 2, "DURATION": "2s", "KEY_PREFIX": rid})
+    assert done.code == 0, done.output
+    p = ybbench("report", rid, "--results", str(results), "--prometheus", prometheus.url)
+    assert p.returncode == 0, p.stderr
+    (run,) = json.loads((results / rid / "report.json").read_text())["runs"]
+    page = html.unescape((results / rid / "report.html").read_text())
+    assert "shorter than k6's pushes can resolve" in page
+    # The whole run's figure: k6's own count, in the summary chart.
+    assert _chart(run, "summary_ops_per_second")["data"] == {"insert": done.digest()["ops"]["insert"]["per_second"]}
+    found = [c for c in run["charts"] if c["id"] == "ops_per_second"]
+    if not found:  # no window of 3 pushes fitted at all: said among what is missing
+        assert any("ops/s by op (k6): no point" in m and "shorter than k6's pushes" in m for m in run["missing"])
+        return
+    (ops,) = found
+    rng = int(re.search(r"\[(\d+)s\]", ops["query"]).group(1))
+    start = run["window"]["start"]
+    # Arithmetic here: a point is inside when its window starts at or after the run's start.
+    inside = sum(t - rng >= start for t in ops["data"]["insert"]["t"])
+    assert inside < 2 and ops["curve"] is False and "png" not in ops, (inside, ops["data"])
+    assert ops["whole_run"]["insert"]["value"] == done.digest()["ops"]["insert"]["per_second"]

@@ -155,7 +155,9 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
         title, ylabel = specs[key]
         series = labelled_series(prom.range(promql, start, end, step), "op")
         if not series:
-            missing.append(f"{title}: no series for {promql} over the window; needs the run made with --prometheus")
+            # k6 pushed (k6_rng is set), but no window of 3 pushes fits in the run.
+            missing.append(f"{title}: no point for {promql}: the run ({end - start:.1f} s) is shorter than k6's "
+                           f"pushes can resolve (a {k6_rng} window); the whole-run figures are the k6 summary's")
             continue
         c = {"id": key, "title": f"{run['testid']}: {title}",
              "source": f"Prometheus {prom.url}, query_range step {step:g}s: {promql}",
@@ -167,7 +169,15 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
             # The whole run's figure is k6's own count over the run (summary.json).
             whole = {op: {"value": ops[op]["per_second"], "t0": start, "t1": end} for op in series if op in ops}
             c["whole_run"] = whole
-        c["png"] = _line_chart(c["title"], ylabel, series, start, end, whole, "whole run (k6 summary)")
+            # As for the scraped rates: too few points whose window lies inside the run, no curve.
+            inside = max(s["partial"].count(False) for s in series.values())
+            c["curve"] = inside >= seed_charts.MIN_INSIDE_POINTS
+            if not c["curve"]:
+                c["note"] = (f"The run ({end - start:.1f} s) is shorter than k6's pushes can resolve: a point needs "
+                             f"a {k6_rng} window of k6's pushes inside the run, and {inside} point(s) had one, so "
+                             "no curve is drawn; the whole-run figure below is k6's own count over the run.")
+        if c.get("curve", True):
+            c["png"] = _line_chart(c["title"], ylabel, series, start, end, whole, "whole run (k6 summary)")
         charts.append(c)
     if not k6_rng:
         missing.append("k6's ops/s and latency over time: k6 pushed fewer than 2 samples of "
