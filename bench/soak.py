@@ -230,6 +230,7 @@ def soak(seconds: int, insert_rate: int, update_rate: int, seed_keys: int, sampl
                                  "rss_kb": status_kb(pid) if pid else None}
             s["prometheus_rss_kb"] = status_kb(prom_pid)
             s["head_series"] = prom.scalar("prometheus_tsdb_head_series", now)
+            s["loadavg_1m"] = os.getloadavg()[0]  # the machine may be shared: what else ran
             samples.append(s)
             console.print(f"  {s['t'] / 60:5.1f} min: k6 RSS " + ", ".join(
                 f"{n} {v['rss_kb'] / 1024:.1f} MiB" if v["rss_kb"] else f"{n} -" for n, v in s["k6"].items())
@@ -294,6 +295,7 @@ def print_tables(r: dict) -> None:
         t.add_column(f"{n} ops/s", justify="right")
     t.add_column("Prometheus RSS MiB", justify="right")
     t.add_column("head series", justify="right")
+    t.add_column("load avg 1m", justify="right")
     marks = r["marks"]
     for i in range(1, len(marks)):
         s = r["samples"][i - 1] if i - 1 < len(r["samples"]) else None
@@ -301,11 +303,12 @@ def print_tables(r: dict) -> None:
         rates = [f"{(r['counts'][n][i] - r['counts'][n][i - 1]) / span:.1f}" for n in names]
         if s:
             t.add_row(f"{s['t'] / 60:.1f}", *[mib(s["k6"][n]["rss_kb"]) for n in names], *rates,
-                      mib(s["prometheus_rss_kb"]), f"{s['head_series']:.0f}" if s["head_series"] else "-")
+                      mib(s["prometheus_rss_kb"]), f"{s['head_series']:.0f}" if s["head_series"] else "-",
+                      f"{s['loadavg_1m']:.2f}")
         else:
             pe = r["prometheus_end"]
-            t.add_row(f"end {marks[i] / 60:.1f}", *["-" for _ in names], *rates, mib(pe["rss_kb"]),
-                      f"{pe['head_series']:.0f}" if pe["head_series"] else "-")
+            t.add_row(f"tail {marks[i] / 60:.1f}", *["-" for _ in names], *rates, mib(pe["rss_kb"]),
+                      f"{pe['head_series']:.0f}" if pe["head_series"] else "-", "-")
     console.print(t)
 
     w = r["window_s"]
@@ -320,6 +323,8 @@ def print_tables(r: dict) -> None:
             t.add_row(n, op, f"{a:.2f}" if a else "-", f"{b:.2f}" if b else "-",
                       f"{(b - a) / a * 100:+.0f}%" if a and b else "-")
     console.print(t)
+    console.print(f"  (load average over {os.cpu_count()} cores beside each sample: a shared machine's other work "
+                  "moves latency more than an hour of soak does)")
 
     t = Table(title="Counts: k6's own summary, Prometheus' counter at the end, the table")
     for c in ("run", "k6 iterations", "k6 by op", "Prometheus", "dropped", "SQL errors", "rows in table"):
