@@ -189,8 +189,10 @@ def service_runs(stack):
     report), then a two-step `sweep` and a `report` of its steps, each
     through the ybbench service, into the checkout's results/."""
     tid, sweep = new_testid("svc"), new_testid("sweep")
+    # 30 s: the stack's k6 pushes every 5 s, so a rate point's window is 15 s of pushes; a
+    # curve needs points whose window lies inside the run (a 15 s run has none: no curve).
     run = ybbench_service(stack, "run", "sql-inserts", "--testid", tid, "--quiet", "--set", "VUS=4",
-                          "--set", "DURATION=15s", "--report")
+                          "--set", "DURATION=30s", "--report")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     swept = ybbench_service(stack, "sweep", "sql-inserts", "--vus", "1,2", "--step-duration", "5s", "--id", sweep)
     assert swept.returncode == 0, swept.stdout[-3000:] + swept.stderr[-3000:]

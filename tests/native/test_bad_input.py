@@ -111,7 +111,8 @@ def test_cli_refuses_bad_arguments(tmp_path, args, message):
 
 @pytest.mark.parametrize("event,message", [
     ("20s-stop-yb-tserver-2", "expected AT:ACTION:SERVICE"),
-    ("20s:pause:yb-tserver-2", "unknown action 'pause'; known: stop, start, kill, restart, add, remove"),
+    ("20s:freeze:yb-tserver-2",
+     "unknown action 'freeze'; known: stop, start, kill, restart, add, remove, pause, resume, partition, heal"),
     ("soon:stop:yb-tserver-2", "expected a duration"),
     ("5s:stop:Yb Tserver", "is not a compose service name"),
     ("5s:add:grafana", "add takes a tserver of the expand profile"),
