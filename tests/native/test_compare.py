@@ -162,8 +162,13 @@ def test_overlay_charts_read_back_against_compare_json_and_promql(runs, promethe
             line = cpu["data"][s["metric"]["instance"]]
             assert charts["cpu-cores-busy"]["lines"][f"{tid} {s['metric']['instance']}"] == line
             assert line["v"] == pytest.approx([float(v) for _, v in s["values"]])
-            # A point whose window reaches before the run's start is partial (left off the overlay).
-            assert line["partial"] == [t - int(rng) < start for t in line["t"]]
+            # A point whose window holds a scrape from before the run is partial (left off the overlay):
+            # the instance's last scrape at or before the start, read from its raw samples here.
+            span = math.ceil(end - start) + 60
+            raw = prometheus.api("query", query=f'node_cpu_seconds_total{{instance="{s["metric"]["instance"]}", '
+                                 f'mode!="idle"}}[{span}s]', time=f"{end:.3f}")["result"]
+            before = max(float(t) for t, _ in raw[0]["values"] if float(t) <= start)
+            assert line["partial"] == [t - int(rng) < before for t in line["t"]]
             assert all(0 <= v <= os.cpu_count() + 0.1 for v in line["v"])
     # --png: the page's images as files, named by the compare folder and chart.
     pngs, out = tmp_path / "png", tmp_path / "again"
