@@ -191,8 +191,14 @@ def test_same_settings_show_no_significant_difference(runs, prometheus, tmp_path
     doc = json.loads((tmp_path / "same" / "compare.json").read_text())
     s = doc["comparisons"][0]["ops"]["select"]
     print(f"same settings: ratio {s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}] {s['verdict']}")
-    assert s["verdict"] == "no significant difference", s
     assert doc["comparisons"][0]["differences"] == {}
+    # Two runs of one setting, one after the other on a shared machine, can still differ for real
+    # (the host's other work), and at alpha 0.05 the bootstrap says so falsely about 7.5% of the
+    # time (test_compare_stats measures that rate on synthetic series). So a verdict is allowed
+    # here only for a small change; vu1 against vu8 (2.3x) could not pass this.
+    if s["verdict"] != "no significant difference":
+        assert 0.85 < s["ratio"] < 1.15, s
+    assert s["low"] < 1.15 and s["high"] > 0.85, s
 
 
 def test_without_prometheus_no_verdict_and_the_summary_numbers(runs, tmp_path):
