@@ -227,11 +227,11 @@ def _figures_text(c: dict, w: dict) -> str:
             f"{'; '.join(parts)}.{marks}")
 
 
-def compares_of(results: Path, testid: str) -> list[Path]:
-    """The `ybbench compare` pages in results/ (its default place) whose
-    compare.json names this run as base or other; one that cannot be read
-    is not linked."""
-    found = []
+def compared_runs(results: Path) -> dict[Path, set[str]]:
+    """The `ybbench compare` pages in results/ (its default place), each with
+    the run ids its compare.json names as base or other (a reproduce's, per
+    phase too); one that cannot be read is left out. Read once per report."""
+    found = {}
     for doc_path in sorted(results.glob("*/compare.json")):
         try:
             doc = json.loads(doc_path.read_text())
@@ -239,8 +239,8 @@ def compares_of(results: Path, testid: str) -> list[Path]:
             continue
         # A reproduce's compare holds one run comparison per phase.
         docs = [doc, *(doc.get("phases") or {}).values()] if isinstance(doc, dict) else []
-        if any(isinstance(d, dict) and (d.get("base") == testid or testid in (d.get("others") or [])) for d in docs):
-            found.append(doc_path.parent / "compare.html")
+        found[doc_path.parent / "compare.html"] = {
+            t for d in docs if isinstance(d, dict) for t in [d.get("base"), *(d.get("others") or [])]}
     return found
 
 
@@ -308,6 +308,7 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
     data = {"runs": [], "prometheus": prometheus, "not_in_this_version": list(NOT_YET)}
     data["expected"] = expected_doc
     sections, pngs = [], {}
+    compared = compared_runs(results)
     for run in runs:
         charts, tables = summary_charts(run), []
         if prom:
@@ -320,7 +321,7 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
                        "only the k6 summary is charted"]
         k6_page = run["folder"] / K6_REPORT
         k6_link = os.path.relpath(k6_page, out.parent) if k6_page.is_file() else None
-        compares = [os.path.relpath(c, out.parent) for c in compares_of(results, run["testid"])]
+        compares = [os.path.relpath(c, out.parent) for c, ids in compared.items() if run["testid"] in ids]
         sections.append(_run_html(run, charts, missing, tables, k6_link, compares))
         pngs.update({f"{run['testid']}-{c['id']}.png": c["png"] for c in charts if "png" in c})
         data["runs"].append({"testid": run["testid"], "window": run["window"], "missing": missing,
