@@ -218,12 +218,11 @@ def phases_of(results: Path, rid: str) -> dict[str, str] | None:
     return {ph["name"]: ph["testid"] for ph in phases}
 
 
-def compare_reproduces(results: Path, base: str, others: list[str], prometheus: str | None, alpha: float,
-                       allow_different: bool) -> dict:
+def compare_reproduces(results: Path, base: str, others: list[str], phases: dict[str, dict | None],
+                       prometheus: str | None, alpha: float, allow_different: bool) -> dict:
     """Two (or more) `ybbench reproduce` runs: each phase against the base's
     phase of the same name, as runs are compared; compare.json's `phases`
-    holds one run comparison per phase."""
-    phases = {r: phases_of(results, r) for r in [base, *others]}
+    holds one run comparison per phase. phases: each id's phases_of, read once."""
     if any(p is None for p in phases.values()):
         kinds = ", ".join(f"{r} ({'a reproduce' if p else 'not a reproduce'})" for r, p in phases.items())
         raise UserError(f"compare a reproduce with reproduces, phase by phase: {kinds}")
@@ -349,8 +348,9 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
     if compare_series.any_series(results_dir, [base, *others]):
         return compare_series.command(base, others, results_dir, folder, prometheus, alpha, allow_different,
                                       per_second, Path(png_dir) if png_dir else None)
-    if any(phases_of(results_dir, i) is not None for i in [base, *others]):
-        doc = compare_reproduces(results_dir, base, others, prometheus, alpha, allow_different)
+    phases = {i: phases_of(results_dir, i) for i in [base, *others]}
+    if any(p is not None for p in phases.values()):
+        doc = compare_reproduces(results_dir, base, others, phases, prometheus, alpha, allow_different)
         parts = {f"phase {name}": d for name, d in doc["phases"].items()}
     else:
         doc = compare_runs(results_dir, base, others, prometheus, alpha, allow_different)
