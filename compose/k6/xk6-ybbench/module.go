@@ -106,7 +106,7 @@ func (m *module) ycsbFieldFiller(c sobek.FunctionCall) sobek.Value {
 // statement's parameters in one call. Values are Go byte slices, which
 // xk6-sql gets back as they are; or, for our statement path, ArrayBuffers
 // over the same bytes, which cost no reflect-made wrapper (kv-load A/B in
-// the README).
+// docs/client-efficiency.md).
 func (m *module) kvRowFiller(c sobek.FunctionCall) sobek.Value {
 	key := paddedKeyMaker(c.Argument(0).String(), int(c.Argument(1).ToInteger()))
 	value := randomValueMaker(int(c.Argument(2).ToInteger()))

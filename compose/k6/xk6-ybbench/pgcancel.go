@@ -12,8 +12,8 @@ import (
 //
 // k6 gives each iteration a context of its own, and pgconn watching one for
 // each statement (a context.AfterFunc and a channel each time) cost 2 µs
-// per insert (A/B, sql-inserts on this path: 41.1 -> 39.1 µs/op, README
-// "What keeps the workloads cheap"). So statements run under
+// per insert (A/B, sql-inserts on this path: 41.1 -> 39.1 µs/op,
+// docs/client-efficiency.md "What keeps the workloads cheap"). So statements run under
 // context.Background, and one goroutine looks at the sessions with a
 // statement in flight four times a second: one whose context has ended gets
 // its connection's deadline set to now, which is what pgconn's own
@@ -21,6 +21,12 @@ import (
 // closes the connection and sends the server a cancel request, and the
 // session throws the context's error and reconnects at its next statement.
 const cancelCheckEvery = 250 * time.Millisecond
+
+// pgconn sends that cancel request from a goroutine of its own (asyncClose).
+// The iteration waits for it, so that k6 cannot exit first and leave the
+// statement running on the server (a lost race CI once hit); at most this
+// long, for a server that no longer answers.
+const cancelSentWithin = 3 * time.Second
 
 var watched = struct {
 	sync.Mutex
@@ -78,7 +84,14 @@ func (s *pgSession) land() bool {
 	interrupted := s.flight.interrupted
 	s.flight.ctx, s.flight.conn, s.flight.interrupted = nil, nil, false
 	s.flight.Unlock()
-	if interrupted && !s.conn.IsClosed() {
+	switch {
+	case !interrupted:
+	case s.conn.IsClosed(): // the cancel request is on its way
+		select {
+		case <-s.conn.CleanupDone():
+		case <-time.After(cancelSentWithin):
+		}
+	default:
 		_ = s.conn.Conn().SetDeadline(time.Time{})
 	}
 	return interrupted

@@ -10,7 +10,7 @@ import (
 // xk6-sql's, whose values are made from the row's bytes when first read.
 // Most workloads only count rows (sql-selects, YCSB reads): a column never
 // read costs one copy of its bytes, not a string and a property of its own
-// (A/B, ycsb c's 11 columns: 46.3 -> 39.3 µs/op, README "What keeps the
+// (A/B, ycsb c's 11 columns: 46.3 -> 39.3 µs/op, docs/client-efficiency.md "What keeps the
 // workloads cheap").
 // Column order, a later column of the same name winning, and values set or
 // deleted by the script behave as on a plain object.

@@ -10,7 +10,7 @@ import (
 // k6-scripts/lib/ycsb.js (the plain path, which any k6 runs): CoreWorkload's
 // hashed key names, Utils.fnvhash64, ZipfianGenerator,
 // ScrambledZipfianGenerator and SkewedLatestGenerator. A key name costs
-// ~16 µs in k6's interpreter, under 1 µs here (README, "What keeps the
+// ~16 µs in k6's interpreter, under 1 µs here (docs/client-efficiency.md, "What keeps the
 // workloads cheap").
 
 const (
