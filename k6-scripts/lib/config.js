@@ -93,6 +93,10 @@ export function connection() {
     database: str("DB_NAME", "yugabyte", { pattern: /^[A-Za-z0-9_.-]+$/, hint: "a plain database name" }),
     sslmode: oneOf("DB_SSLMODE", "disable", ["disable", "require", "verify-ca", "verify-full"]),
     connectTimeout: int("DB_CONNECT_TIMEOUT", 10, { min: 1, max: 600 }),
+    // The server's statement_timeout for the load's sessions (0: the
+    // server's own): a statement stuck behind a partition or a paused node
+    // fails as 57014 (class 57) instead of waiting out the fault.
+    statementTimeoutMs: int("DB_STATEMENT_TIMEOUT_MS", 0, { min: 0, max: 86400000 }),
     // Per session (seed 002's consistency factor): "default" keeps the
     // server's; repeatable_read is YugabyteDB's snapshot isolation.
     isolation: oneOf("ISOLATION", "default", ["default", "read_committed", "repeatable_read", "serializable"]),

@@ -25,6 +25,9 @@ function dsn(conn, node) {
     // Both drivers pass unknown DSN keys to the server as startup
     // parameters: every (re)connection of the session gets the level.
     ...(conn.isolation === "default" ? [] : [`default_transaction_isolation='${conn.isolation.replace("_", " ")}'`]),
+    // Only the load's VUs (1, 2, ...): setup and teardown run as VU 0, and
+    // their DDL (a YugabyteDB CREATE TABLE takes seconds) keeps no deadline.
+    ...(conn.statementTimeoutMs > 0 && __VU > 0 ? [`statement_timeout=${conn.statementTimeoutMs}`] : []),
   ].join(" ");
 }
 

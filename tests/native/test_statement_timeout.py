@@ -1,0 +1,102 @@
+"""DB_STATEMENT_TIMEOUT_MS: the load's sessions start with the server's
+statement_timeout, so a statement stuck behind a fault (here a table lock
+another session holds) fails as 57014 and is counted under SQLSTATE class
+57, instead of waiting the fault out; setup keeps the server's (none).
+
+The expected counts come from the server: each statement it cancelled is an
+"ERROR:  canceling statement due to statement timeout" line in its log,
+followed by the statement, which names the test's table."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import uuid
+
+import pytest
+
+from ..support.stack import wait_until
+from ..support.workloads import count, run_ok
+
+CANCELLED = "ERROR:  canceling statement due to statement timeout"
+
+
+def cancelled_by_server(pg, table: str, since: int) -> int:
+    """Statements on `table` the server cancelled for statement_timeout,
+    from its log past byte `since`."""
+    lines = (pg.log_dir / "postgres.log").read_bytes()[since:].decode(errors="replace").splitlines()
+    return sum(1 for line, after in zip(lines, lines[1:])
+               if line.endswith(CANCELLED) and "STATEMENT:" in after and re.search(rf"\b{table}\b", after))
+
+
+def log_size(pg) -> int:
+    return (pg.log_dir / "postgres.log").stat().st_size
+
+
+def hold_lock(pg, table: str, seconds: float) -> threading.Thread:
+    """Another session holds ACCESS EXCLUSIVE on `table` for `seconds`;
+    returns once the lock is granted."""
+    t = threading.Thread(target=pg.query, args=(
+        f"BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({seconds}); COMMIT;",))
+    t.start()
+    wait_until(lambda: pg.query(f"SELECT count(*) FROM pg_locks WHERE relation = '{table}'::regclass "
+                                "AND mode = 'AccessExclusiveLock' AND granted") == "1", f"the lock on {table}", 10)
+    return t
+
+
+@pytest.mark.parametrize("driver", ["postgres", "pgx", "pgconn"])
+def test_a_statement_stuck_past_the_timeout_fails_as_class_57(postgres, tmp_path, driver):
+    table = f"stmt_{uuid.uuid4().hex[:8]}"
+    run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=1, DURATION="1s", DB_DRIVER=driver)  # the table
+    before, since = int(postgres.query(f"SELECT count(*) FROM {table}")), log_size(postgres)
+    done = {}
+    k6 = threading.Thread(target=lambda: done.update(run=run_ok(
+        "sql-inserts", postgres, tmp_path, TABLE=table, VUS=2, DURATION="5s", DB_DRIVER=driver,
+        DB_STATEMENT_TIMEOUT_MS=300, _ok=False)))
+    k6.start()
+    # Once the load writes, the table is locked for 2 s: each VU's insert
+    # waits 300 ms, is cancelled, and the next one waits again.
+    wait_until(lambda: int(postgres.query(f"SELECT count(*) FROM {table}")) > before, "the load's first rows", 30)
+    hold_lock(postgres, table, 2).join()
+    k6.join()
+    run = done["run"]
+    assert run.code == 99, run.output  # the error threshold marks the run, as any failed statement does
+    digest = run.digest()
+    server = cancelled_by_server(postgres, table, since)
+    assert server >= 2 * 4, server  # two VUs, at least 4 timeouts each in 2 s
+    assert digest["errors_by_class"] == {"57": server}, (digest["errors_by_class"], server)
+    assert digest["errors"] == server
+    # A cancelled insert wrote nothing: the rows are the acknowledged ones.
+    assert int(postgres.query(f"SELECT count(*) FROM {table}")) == before + digest["rows_written"]
+    assert count(digest, "insert") == digest["rows_written"] + server
+
+
+def test_without_the_knob_a_stuck_statement_waits_and_setup_never_times_out(postgres, tmp_path):
+    """The control: the same lock, no DB_STATEMENT_TIMEOUT_MS, and every
+    insert waits it out. And a setup that reads the locked table (sql-selects
+    checks its last key) waits too, with the knob set: only VUs 1, 2, ...
+    carry the timeout."""
+    table = f"stmt_{uuid.uuid4().hex[:8]}"
+    wrote, _ = run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=1, DURATION="1s", KEY_PREFIX=table)
+    since = log_size(postgres)
+    held = hold_lock(postgres, table, 2)
+    started = time.monotonic()
+    reads, _ = run_ok("sql-selects", postgres, tmp_path, TABLE=table, VUS=2, DURATION="2s", KEY_PREFIX=table,
+                      MAX_WRITTEN_KEY=wrote["rows_written"], DB_STATEMENT_TIMEOUT_MS=300)
+    held.join()
+    assert time.monotonic() - started > 2  # setup's read waited for the lock
+    assert reads["errors"] == 0 and count(reads, "select") > 0, reads
+
+    done = {}
+    k6 = threading.Thread(target=lambda: done.update(run=run_ok(
+        "sql-inserts", postgres, tmp_path, TABLE=table, VUS=2, DURATION="4s")))
+    before = int(postgres.query(f"SELECT count(*) FROM {table}"))
+    k6.start()
+    wait_until(lambda: int(postgres.query(f"SELECT count(*) FROM {table}")) > before, "the load's first rows", 30)
+    hold_lock(postgres, table, 2).join()
+    k6.join()
+    inserts, _ = done["run"]
+    assert inserts["errors"] == 0, inserts
+    assert inserts["ops"]["insert"]["latency_ms"]["max"] > 1500, inserts["ops"]["insert"]
+    assert cancelled_by_server(postgres, table, since) == 0
