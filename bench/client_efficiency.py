@@ -218,6 +218,12 @@ def operations(metrics: dict, what: str) -> tuple[int, float]:
     return ops, metrics["iterations"]["count"] / metrics["iterations"]["rate"]
 
 
+def fresh_name(client: str, round_: int) -> str:
+    """A key prefix or table suffix no earlier run used: a SQL name (the
+    scripts' TABLE takes lower-case letters, digits and _ only)."""
+    return f"k6{client.replace('-', '_')}{round_}{int(time.time())}"
+
+
 def k6(pg: Postgres, workload: str, client: str, clients: int, seconds: int, **knobs) -> Measure:
     with tempfile.TemporaryDirectory() as d:
         summary = Path(d) / "summary.json"
@@ -341,7 +347,7 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
                 if client == "sysbench":
                     runs[client].append(sysbench(pg, sb[0], clients, seconds))
                     continue
-                fresh = f"k6{client}{r}{int(time.time())}"
+                fresh = fresh_name(client, r)
                 extra = (dict(knobs, KEY_PREFIX=fresh) if workload in ("sql-inserts", "kv-load")
                          else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
                 runs[client].append(k6(pg, workload, client, clients, seconds, **extra))

@@ -104,3 +104,14 @@ def test_k6_operations_are_the_rows_the_database_holds(binaries, postgres):
         ce.k6(postgres, "sql-inserts", "pgconn", 2, 2, **knobs)
     assert ": 100 statements, 100 SQL errors {" in str(refused.value)
     assert "'ybbench_errors{sqlstate_class:23}': 100" in str(refused.value)
+
+
+@pytest.mark.parametrize("client", list(ce.K6_CLIENTS))
+def test_every_client_takes_the_fresh_table_names_the_bench_gives_ycsb_load(binaries, postgres, client):
+    """The bench's ycsb-load rows write into usertable_<fresh name> per run:
+    a name with a "-" (client go-helpers) stopped the whole bench at its
+    last row (k6 exit 107, invalid TABLE). Each client's name, through the
+    real script, on a real table."""
+    table = f"usertable_{ce.fresh_name(client, 3)}"
+    m = ce.k6(postgres, "ycsb-load", client, 1, 1, TABLE=table, RECORD_COUNT=10**9)
+    assert m.ops == int(postgres.query(f"SELECT count(*) FROM {table}")) > 0
