@@ -45,22 +45,28 @@ def hold_lock(pg, table: str, seconds: float) -> threading.Thread:
     return t
 
 
+def inserts_under_lock(pg, tmp_path, table: str, **knobs):
+    """sql-inserts into `table` (2 VUs); once it writes, the table is locked
+    for 2 s. Returns the run, whatever its exit code."""
+    done = {}
+    k6 = threading.Thread(target=lambda: done.update(run=run_ok(
+        "sql-inserts", pg, tmp_path, TABLE=table, VUS=2, _ok=False, **knobs)))
+    before = int(pg.query(f"SELECT count(*) FROM {table}"))
+    k6.start()
+    wait_until(lambda: int(pg.query(f"SELECT count(*) FROM {table}")) > before, "the load's first rows", 30)
+    hold_lock(pg, table, 2).join()
+    k6.join()
+    return done["run"]
+
+
 @pytest.mark.parametrize("driver", ["postgres", "pgx", "pgconn"])
 def test_a_statement_stuck_past_the_timeout_fails_as_class_57(postgres, tmp_path, driver):
     table = f"stmt_{uuid.uuid4().hex[:8]}"
     run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=1, DURATION="1s", DB_DRIVER=driver)  # the table
     before, since = int(postgres.query(f"SELECT count(*) FROM {table}")), log_size(postgres)
-    done = {}
-    k6 = threading.Thread(target=lambda: done.update(run=run_ok(
-        "sql-inserts", postgres, tmp_path, TABLE=table, VUS=2, DURATION="5s", DB_DRIVER=driver,
-        DB_STATEMENT_TIMEOUT_MS=300, _ok=False)))
-    k6.start()
-    # Once the load writes, the table is locked for 2 s: each VU's insert
-    # waits 300 ms, is cancelled, and the next one waits again.
-    wait_until(lambda: int(postgres.query(f"SELECT count(*) FROM {table}")) > before, "the load's first rows", 30)
-    hold_lock(postgres, table, 2).join()
-    k6.join()
-    run = done["run"]
+    # While the table is locked, each VU's insert waits 300 ms, is
+    # cancelled, and the next one waits again.
+    run = inserts_under_lock(postgres, tmp_path, table, DURATION="5s", DB_DRIVER=driver, DB_STATEMENT_TIMEOUT_MS=300)
     assert run.code == 99, run.output  # the error threshold marks the run, as any failed statement does
     digest = run.digest()
     server = cancelled_by_server(postgres, table, since)
@@ -88,15 +94,9 @@ def test_without_the_knob_a_stuck_statement_waits_and_setup_never_times_out(post
     assert time.monotonic() - started > 2  # setup's read waited for the lock
     assert reads["errors"] == 0 and count(reads, "select") > 0, reads
 
-    done = {}
-    k6 = threading.Thread(target=lambda: done.update(run=run_ok(
-        "sql-inserts", postgres, tmp_path, TABLE=table, VUS=2, DURATION="4s")))
-    before = int(postgres.query(f"SELECT count(*) FROM {table}"))
-    k6.start()
-    wait_until(lambda: int(postgres.query(f"SELECT count(*) FROM {table}")) > before, "the load's first rows", 30)
-    hold_lock(postgres, table, 2).join()
-    k6.join()
-    inserts, _ = done["run"]
+    run = inserts_under_lock(postgres, tmp_path, table, DURATION="4s")
+    assert run.code == 0, run.output
+    inserts = run.digest()
     assert inserts["errors"] == 0, inserts
     assert inserts["ops"]["insert"]["latency_ms"]["max"] > 1500, inserts["ops"]["insert"]
     assert cancelled_by_server(postgres, table, since) == 0
