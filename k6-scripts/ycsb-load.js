@@ -54,14 +54,7 @@ export default function (data) {
   if (pastBound(n, insertCount)) return;
   tagIteration("insert");
   args[1] = keyName(insertStart + n);
-  fill(args, 2, t.fieldCount);
-  if (stamped) {
-    const head = `L${data.tag}:${insertStart + n}.`;
-    for (let f = 0; f < t.fieldCount; f++) {
-      const s = `${head}${f}:`;
-      args[2 + f] = s + args[2 + f].substring(s.length);
-    }
-  }
+  fill(args, 2, t.fieldCount, stamped ? `L${data.tag}:${insertStart + n}.` : undefined);
   // A single-row INSERT that succeeds wrote its row: no rowsAffected() call.
   if (attempt("insert", sql.exec, args) === undefined) unacknowledged(n, 1);
 }

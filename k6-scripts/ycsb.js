@@ -71,11 +71,7 @@ export default function (data) {
     tagIteration("update");
     const f = Math.floor(Math.random() * t.fieldCount);
     updateArgs[0] = updates[f];
-    updateArgs[1] = field();
-    if (stamped) {
-      const s = `U${data.tag}:${iterationInTest()}.${f}:`;
-      updateArgs[1] = s + updateArgs[1].substring(s.length);
-    }
+    updateArgs[1] = field(stamped ? `U${data.tag}:${iterationInTest()}.${f}:` : undefined);
     updateArgs[2] = key;
     const r = attempt("update", sql.exec, updateArgs);
     if (r === undefined) unacknowledged(iterationInTest(), 1);

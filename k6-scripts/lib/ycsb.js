@@ -161,7 +161,8 @@ export function keyChooser(distribution, recordCount, theta) {
 // Field values: random printable ASCII (YCSB's RandomByteIterator makes
 // characters from ' ' upwards). One pool per VU, values cut from it. The
 // pool is made with typed arrays and one call into Go: a JS call per
-// character made each VU's first update take seconds.
+// character made each VU's first update take seconds. field(stamp) starts
+// the value with a stamp, its length unchanged.
 function jsFieldMaker(length, poolChars = 16384) {
   const bytes = new Uint8Array(randomBytes(poolChars + length)); // lib/keys.js: why not getRandomValues
   for (let i = 0; i < bytes.length; i++) bytes[i] = 32 + (bytes[i] % 95);
@@ -170,20 +171,22 @@ function jsFieldMaker(length, poolChars = 16384) {
     parts.push(String.fromCharCode.apply(null, bytes.subarray(off, off + 4096)));
   }
   const pool = parts.join("");
-  return () => {
+  return (stamp) => {
     const off = Math.floor(Math.random() * poolChars);
-    return pool.substring(off, off + length);
+    if (!stamp) return pool.substring(off, off + length);
+    return stamp.length >= length ? stamp : stamp + pool.substring(off + stamp.length, off + length);
   };
 }
 export const fieldMaker = goHelpers ? goHelpers.ycsbFieldMaker : jsFieldMaker;
 
-// A function (array, from, count) that sets count fields of a record from
-// index from: one call into Go per record.
+// A function (array, from, count[, head]) that sets count fields of a
+// record from index from: one call into Go per record. With head, field f
+// starts with `<head><f>:` (ybbench verify's stamps), its length unchanged.
 export function fieldFiller(length) {
   if (goHelpers) return goHelpers.ycsbFieldFiller(length);
   const field = jsFieldMaker(length);
-  return (a, from, count) => {
-    for (let i = from; i < from + count; i++) a[i] = field();
+  return (a, from, count, head) => {
+    for (let f = 0; f < count; f++) a[from + f] = field(head ? `${head}${f}:` : undefined);
   };
 }
 

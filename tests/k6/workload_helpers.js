@@ -1,7 +1,7 @@
 // What lib/ycsb.js and lib/keys.js hand the workloads, on whichever path
 // YBBENCH_GO_HELPERS selects (lib/go_helpers.js): YCSB key names of KEYNUMS, DRAWS
 // key draws of each request distribution over RECORDS records, field
-// values, key-value rows (keys, and values as hex), and sql-inserts' rows
+// values (plain and stamped), key-value rows (keys, and values as hex), and sql-inserts' rows
 // of SQL_INDEXES; written as JSON to
 // OUT (tests/native/test_go_helpers.py).
 import { keyName, keyChooser, fieldMaker, fieldFiller } from "../../k6-scripts/lib/ycsb.js";
@@ -27,6 +27,10 @@ export function handleSummary() {
   const made = Array.from({ length: 500 }, () => field());
   const record = ["statement", "key", ...new Array(10).fill("")];
   fieldFiller(100)(record, 2, 10);
+  // Stamped as ycsb-load and ycsb stamp them for ybbench verify.
+  const stamped = ["statement", "key", ...new Array(10).fill("")];
+  fieldFiller(100)(stamped, 2, 10, "Lq1:123456789012.");
+  const stampedFields = [field("U9z:42.3:"), field("X".repeat(120))];
   // 600 rows of 256-byte values: more than one 64 KB pool.
   const rows = new Array(1 + 2 * 600);
   rowFiller("kvt", 50, 256)(rows, 1, 2 ** 40 - 3, 600);
@@ -45,6 +49,8 @@ export function handleSummary() {
       counts,
       fields: made,
       record,
+      stamped,
+      stampedFields,
     }),
   };
 }

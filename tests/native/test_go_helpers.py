@@ -110,6 +110,19 @@ def test_fields_are_100_random_printable_characters(helpers):
     assert len(set(chars)) == 95 and max(chars.count(ch) for ch in set(chars)) < 3 * len(chars) / 95
 
 
+def test_stamped_fields_start_with_their_stamp_and_keep_their_length(helpers):
+    record, (update, overlong) = helpers["stamped"], helpers["stampedFields"]
+    assert record[:2] == ["statement", "key"]
+    for f, value in enumerate(record[2:]):
+        head = f"Lq1:123456789012.{f}:"  # the head, then the field's number and a colon
+        assert value.startswith(head) and len(value) == 100, (f, value)
+        assert all(32 <= ord(ch) <= 126 for ch in value[len(head):])
+    assert update.startswith("U9z:42.3:") and len(update) == 100
+    # The random rest differs between fields, as unstamped values do.
+    assert len({v[24:] for v in record[2:]}) == 10
+    assert overlong == "X" * 120  # a stamp longer than the field is kept whole, on both paths
+
+
 def test_key_value_rows_are_padded_keys_and_stamped_random_values(helpers):
     first = 2**40 - 3
     keys, values = helpers["kv"]["keys"], [bytes.fromhex(v) for v in helpers["kv"]["values"]]

@@ -69,7 +69,7 @@ func (m *module) ycsbKeyChooser(c sobek.FunctionCall) sobek.Value {
 }
 
 // fields reads (length[, poolChars]) and makes that VU's field maker.
-func (m *module) fields(c sobek.FunctionCall) func() string {
+func (m *module) fields(c sobek.FunctionCall) func(string) string {
 	pool := 16384 // lib/ycsb.js's default
 	if p := c.Argument(1); !sobek.IsUndefined(p) {
 		pool = int(p.ToInteger())
@@ -77,22 +77,38 @@ func (m *module) fields(c sobek.FunctionCall) func() string {
 	return fieldMaker(int(c.Argument(0).ToInteger()), pool)
 }
 
-// ycsbFieldMaker(length[, poolChars]): a function returning a field value.
-func (m *module) ycsbFieldMaker(c sobek.FunctionCall) sobek.Value {
-	field := m.fields(c)
-	return m.rt.ToValue(func(sobek.FunctionCall) sobek.Value { return m.rt.ToValue(field()) })
+// stamp is a call's optional string argument i ("" when absent).
+func stamp(c sobek.FunctionCall, i int) string {
+	if a := c.Argument(i); !sobek.IsUndefined(a) && !sobek.IsNull(a) {
+		return a.String()
+	}
+	return ""
 }
 
-// ycsbFieldFiller(length[, poolChars]): a function (array, from, count)
-// that sets array[from], ..., array[from + count - 1] to field values: one
-// call for a record's fields.
+// ycsbFieldMaker(length[, poolChars]): a function ([stamp]) returning a
+// field value, starting with stamp when one is given.
+func (m *module) ycsbFieldMaker(c sobek.FunctionCall) sobek.Value {
+	field := m.fields(c)
+	return m.rt.ToValue(func(c sobek.FunctionCall) sobek.Value { return m.rt.ToValue(field(stamp(c, 0))) })
+}
+
+// ycsbFieldFiller(length[, poolChars]): a function (array, from, count[,
+// head]) that sets array[from], ..., array[from + count - 1] to field
+// values: one call for a record's fields. With head, field f starts with
+// `<head><f>:`: ycsb-load's stamps for ybbench verify, which cost 11 µs of
+// its 62 per insert when the script made them (A/B in
+// docs/client-efficiency.md).
 func (m *module) ycsbFieldFiller(c sobek.FunctionCall) sobek.Value {
 	field := m.fields(c)
 	return m.rt.ToValue(func(c sobek.FunctionCall) sobek.Value {
 		a := c.Argument(0).ToObject(m.rt)
-		from, count := int(c.Argument(1).ToInteger()), int(c.Argument(2).ToInteger())
-		for i := from; i < from+count; i++ {
-			if err := a.Set(strconv.Itoa(i), field()); err != nil {
+		from, count, head := int(c.Argument(1).ToInteger()), int(c.Argument(2).ToInteger()), stamp(c, 3)
+		for f := range count {
+			s := ""
+			if head != "" {
+				s = head + strconv.Itoa(f) + ":"
+			}
+			if err := a.Set(strconv.Itoa(from+f), field(s)); err != nil {
 				panic(err)
 			}
 		}
