@@ -7,7 +7,7 @@
 //   TABLE, YSQL_NODES, DB_USER, DB_NAME, VUS, DURATION as in sql-inserts.js
 import { identifier, int, str, required, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, requireKey } from "./lib/db.js";
-import { key, uniformIndex } from "./lib/keys.js";
+import { key, uniformKeys } from "./lib/keys.js";
 import { attempt, tagIteration, keysMissing } from "./lib/metrics.js";
 import { summaryHandler } from "./lib/summary.js";
 import { options as runOptions } from "./lib/run.js";
@@ -24,6 +24,7 @@ const db = open(conn, nodeFor(conn, __VU));
 const select = `SELECT k, v FROM ${table} WHERE k = $1`;
 const sql = runners(db, conn, nodeFor(conn, __VU));
 const args = [select, ""]; // statement, key
+const nextKey = uniformKeys(keyPrefix, maxWrittenKey);
 
 export function setup() {
   checkReachable(conn);
@@ -32,7 +33,7 @@ export function setup() {
 
 export default function () {
   tagIteration("select");
-  args[1] = key(keyPrefix, uniformIndex(maxWrittenKey));
+  args[1] = nextKey();
   const rows = attempt("select", sql.query, args);
   if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
 }

@@ -36,6 +36,13 @@ export function uniformIndex(max) {
   return Math.floor(Math.random() * max);
 }
 
+// A function returning the key of a uniform random index in [0, count):
+// with our Go module, made in Go, one call.
+export function uniformKeys(prefix, count) {
+  if (goHelpers) return goHelpers.uniformKeys(prefix, count);
+  return () => key(prefix, uniformIndex(count));
+}
+
 // A short tag of a run's id (base 36 of a 32-bit string hash, h x 33 + c):
 // stamped into the values an update writes, so that a value says which run
 // wrote it. The same testid gives the same tag in every generator.

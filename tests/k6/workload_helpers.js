@@ -2,10 +2,10 @@
 // YBBENCH_GO_HELPERS selects (lib/go_helpers.js): YCSB key names of KEYNUMS, DRAWS
 // key draws of each request distribution over RECORDS records, field
 // values (plain and stamped), key-value rows (keys, and values as hex), and sql-inserts' rows
-// of SQL_INDEXES; written as JSON to
+// of SQL_INDEXES, and sql-selects' uniform keys; written as JSON to
 // OUT (tests/native/test_go_helpers.py).
 import { keyName, keyChooser, fieldMaker, fieldFiller } from "../../k6-scripts/lib/ycsb.js";
-import { rowFiller, sqlRowFiller } from "../../k6-scripts/lib/keys.js";
+import { rowFiller, sqlRowFiller, uniformKeys } from "../../k6-scripts/lib/keys.js";
 import { goHelpers } from "../../k6-scripts/lib/go_helpers.js";
 
 export const options = { vus: 1, iterations: 1 };
@@ -23,6 +23,8 @@ export function handleSummary() {
       c[k] = (c[k] || 0) + 1;
     }
   }
+  const nextKey = uniformKeys("uk-1", 7);
+  const uniformKeyDraws = Array.from({ length: 7000 }, () => nextKey());
   const field = fieldMaker(100);
   const made = Array.from({ length: 500 }, () => field());
   const record = ["statement", "key", ...new Array(10).fill("")];
@@ -51,6 +53,7 @@ export function handleSummary() {
       record,
       stamped,
       stampedFields,
+      uniformKeyDraws,
     }),
   };
 }

@@ -98,6 +98,13 @@ def test_uniform_draws_cover_the_records_evenly(helpers):
     assert max(c.values()) < 3 * DRAWS / RECORDS
 
 
+def test_sql_selects_keys_are_uniform_over_the_written_keys(helpers):
+    draws = helpers["uniformKeyDraws"]
+    counts = {k: draws.count(k) for k in set(draws)}
+    assert set(counts) == {f"uk-1:{n}" for n in range(7)}  # every written key, and no other
+    assert all(800 <= c <= 1200 for c in counts.values()), counts  # 1000 each expected, sd ~29
+
+
 def test_fields_are_100_random_printable_characters(helpers):
     fields = helpers["fields"] + helpers["record"][2:]
     assert helpers["record"][:2] == ["statement", "key"]  # the filler sets only the fields

@@ -10,6 +10,7 @@
 package ybbench
 
 import (
+	mrand "math/rand/v2"
 	"strconv"
 
 	"github.com/grafana/sobek"
@@ -39,6 +40,7 @@ func (*root) NewModuleInstance(v vu) instance {
 		"ycsbFieldFiller": m.ycsbFieldFiller,
 		"kvRowFiller":     m.kvRowFiller,
 		"sqlRowFiller":    m.sqlRowFiller,
+		"uniformKeys":     m.uniformKeys,
 		"latencySummary":  m.latencySummary,
 		"iterationInTest": m.iterationInTest,
 		"pgconnSession":   m.pgconnSession,
@@ -162,6 +164,18 @@ func (m *module) sqlRowFiller(c sobek.FunctionCall) sobek.Value {
 			panic(err)
 		}
 		return sobek.Undefined()
+	})
+}
+
+// uniformKeys(prefix, count): a function returning `<prefix>:<n>` for a
+// uniform random n in [0, count): sql-selects' key, one call into Go.
+func (m *module) uniformKeys(c sobek.FunctionCall) sobek.Value {
+	head, count := c.Argument(0).String()+":", m.keynum(c.Argument(1))
+	if count == 0 {
+		panic(m.rt.NewTypeError("uniformKeys needs a key count >= 1"))
+	}
+	return m.rt.ToValue(func(sobek.FunctionCall) sobek.Value {
+		return m.rt.ToValue(head + strconv.FormatUint(mrand.Uint64N(count), 10))
 	})
 }
 
