@@ -19,7 +19,7 @@ from ybbench.experiments.reproduce import expected
 from ybbench.experiments.reproduce import file as experiment_file
 
 from ..support import shared, ybbench_cli
-from ..support.stack import BIN, REPO, SHARED, free_port
+from ..support.stack import BIN, REPO, SHARED, free_port, wait_until
 
 SEEDS = SHARED / "seeds"
 SHIPPED = {"000": "seed-000-ysql-100-nodes.yaml", "001": "seed-001-ycql-large-datasets.yaml",
@@ -375,6 +375,13 @@ def test_host_figures_come_from_node_exporter_over_the_phase(postgres, prometheu
          "where": "Disk", "quote": "29KB"}]
     f = tmp_path / "host.yaml"
     f.write_text(yaml.safe_dump(doc, sort_keys=False))
+    # A rate over the phase's 15 s window needs 2 node scrapes in it: when
+    # this test is the first to use a fresh Prometheus (5 s scrapes), wait
+    # until it holds 10 s of them, so that the window is not older than it.
+    def scrapes() -> int:
+        r = prometheus.api("query", query='max(count_over_time(node_cpu_seconds_total{mode="idle"}[1m]))')["result"]
+        return int(r[0]["value"][1]) if r else 0
+    wait_until(lambda: scrapes() >= 3, "3 node_exporter scrapes in Prometheus", timeout=60)
     env = postgres.env()
     env.update(K6=str(BIN / "k6"), K6_PROMETHEUS_RW_PUSH_INTERVAL="1s")
     r = cli("reproduce", str(f), "--duration", "3s", "--id", "rph", "--results", str(tmp_path / "results"),
@@ -390,6 +397,8 @@ def test_host_figures_come_from_node_exporter_over_the_phase(postgres, prometheu
     w = f"{max(15, math.ceil(end - start))}s"
     idle = prometheus.api("query", query=f'sum(rate(node_cpu_seconds_total{{mode="idle"}}[{w}])) / '
                                          f'count(node_cpu_seconds_total{{mode="idle"}})', time=f"{end:.3f}")
+    assert idle["result"], (f"Prometheus has no node CPU rate over {w} at the phase's end ({end:.3f}): fewer than "
+                            f"2 node_exporter scrapes landed in that window; the CLI said: {rows['CPU']['not_observed']}")
     busy = 100 * (1 - float(idle["result"][0]["value"][1]))
     cpu = rows["CPU"]
     assert 0 < cpu["observed"]["value"] <= 100 and cpu["observed"]["value"] == pytest.approx(busy, rel=1e-6)

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import socket
+import time
 import urllib.error
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +158,7 @@ def observe(fig: Figure, testid: str, summary: dict, window: tuple[float, float]
     w = f"{max(15, math.ceil(end - start))}s"
     promql = promql.replace("[W]", f"[{w}]")
     try:
+        wait_for_node_scrape(prometheus, end)
         v = latency._scalar(prometheus, promql, end)
     except (urllib.error.URLError, OSError, KeyError, ValueError) as e:
         return None, "", f"Prometheus: {promql}", f"Prometheus at {prometheus} did not answer: {e}"
@@ -165,6 +167,19 @@ def observe(fig: Figure, testid: str, summary: dict, window: tuple[float, float]
                else "Prometheus has no node_exporter series (job node) over the phase")
         return None, "", f"Prometheus: {promql}", why
     return v, fig.scope, f"Prometheus {prometheus}, at the phase's end over {w}: {promql}", ""
+
+
+def wait_for_node_scrape(prometheus: str, end: float, timeout: float = 20.0) -> None:
+    """Until Prometheus holds a node_exporter scrape from the phase's end or
+    later, at most `timeout` s: a rate at the end needs every scrape up to
+    it, and on a busy host a scrape lands seconds late (seen: none in 15 s,
+    while Go builds held both cores). No node series at all: no wait."""
+    deadline = time.monotonic() + timeout
+    while True:
+        last = latency._scalar(prometheus, "max(timestamp(node_cpu_seconds_total))", time.time())
+        if last is None or last >= end or time.monotonic() >= deadline:
+            return
+        time.sleep(0.5)
 
 
 def compare(exp: Experiment, phase: Phase, fig: Figure, observed: tuple[float | None, str, str, str],
