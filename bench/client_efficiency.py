@@ -325,45 +325,59 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
         # client's cost per operation too (fewer operations per wakeup).
         "ycsb-load": (PGBENCH_YCSB_LOAD, "ycsb-load", {"RECORD_COUNT": 10**9}),
     }
-    for name, (script, workload, knobs) in cases.items():
-        if only is not None and name not in only:
-            continue
-        # sysbench's case, if it has one, next to pgbench: its table made by
-        # sysbench itself before the rounds, dropped after them.
-        sb = SYSBENCH_CASES.get(name) if use_sysbench else None
-        case_clients = chosen[:1] + ([("sysbench", sb[1])] if sb else []) + chosen[1:]
-        if sb:
-            console.log(f"{name}: sysbench {sb[0]} prepare ({ROWS:,} rows)")
-            sysbench_prepare(pg, sb[0])
-        pg.query("CHECKPOINT")  # the last case's writes are not flushed during this one
-        runs: dict[str, list[Measure]] = {client: [] for client, _ in case_clients}
-        # Interleaved, so that a slow spell of the machine hits every client.
-        for r in range(repeat):
-            for client, label in case_clients:
-                console.log(f"{name}: {label} ({r + 1}/{repeat})")
-                if client == "pgbench":
-                    runs[client].append(pgbench(pg, script, clients, seconds))
-                    continue
-                if client == "sysbench":
-                    runs[client].append(sysbench(pg, sb[0], clients, seconds))
-                    continue
-                fresh = fresh_name(client, r)
-                extra = (dict(knobs, KEY_PREFIX=fresh) if workload in ("sql-inserts", "kv-load")
-                         else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
-                runs[client].append(k6(pg, workload, client, clients, seconds, **extra))
-        if sb:
-            sysbench_cleanup(pg, sb[0])
-        ref = statistics.median(m.us_per_op for m in runs["pgbench"])
-        sb_ref = statistics.median(m.us_per_op for m in runs["sysbench"]) if sb else None
-        for client, label in case_clients:
-            us = [m.us_per_op for m in runs[client]]
-            table.add_row(name, label, f"{statistics.median(m.rate for m in runs[client]):,.0f}",
-                          f"{statistics.median(us):.1f}", f"{min(us):.1f}–{max(us):.1f}",
-                          f"{statistics.median(us) / ref:.2f}",
-                          f"{statistics.median(us) / sb_ref:.2f}" if sb_ref else "–",
-                          f"{1e6 / statistics.median(us):,.0f}")
-            per_core[name, client] = 1e6 / statistics.median(us)
+    todo = [(name, case) for name, case in cases.items() if only is None or name in only]
+    try:
+        for name, case in todo:
+            case_rows(pg, table, name, case, clients, seconds, repeat, chosen, per_core, use_sysbench)
+    except BaseException as e:
+        # The rows done are ~2.5 minutes each: print them before stopping.
+        table.caption = f"stopped at {name}: {type(e).__name__}: {str(e)[-500:]}"
+        console.print(table)
+        if per_core:
+            console.print(sizing_table(per_core))
+        raise
     return table
+
+
+def case_rows(pg: Postgres, table: Table, name: str, case: tuple, clients: int, seconds: int, repeat: int,
+              chosen: list, per_core: dict, use_sysbench: bool) -> None:
+    """One workload's rows: every client's runs, interleaved."""
+    script, workload, knobs = case
+    # sysbench's case, if it has one, next to pgbench: its table made by
+    # sysbench itself before the rounds, dropped after them.
+    sb = SYSBENCH_CASES.get(name) if use_sysbench else None
+    case_clients = chosen[:1] + ([("sysbench", sb[1])] if sb else []) + chosen[1:]
+    if sb:
+        console.log(f"{name}: sysbench {sb[0]} prepare ({ROWS:,} rows)")
+        sysbench_prepare(pg, sb[0])
+    pg.query("CHECKPOINT")  # the last case's writes are not flushed during this one
+    runs: dict[str, list[Measure]] = {client: [] for client, _ in case_clients}
+    # Interleaved, so that a slow spell of the machine hits every client.
+    for r in range(repeat):
+        for client, label in case_clients:
+            console.log(f"{name}: {label} ({r + 1}/{repeat})")
+            if client == "pgbench":
+                runs[client].append(pgbench(pg, script, clients, seconds))
+                continue
+            if client == "sysbench":
+                runs[client].append(sysbench(pg, sb[0], clients, seconds))
+                continue
+            fresh = fresh_name(client, r)
+            extra = (dict(knobs, KEY_PREFIX=fresh) if workload in ("sql-inserts", "kv-load")
+                     else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
+            runs[client].append(k6(pg, workload, client, clients, seconds, **extra))
+    if sb:
+        sysbench_cleanup(pg, sb[0])
+    ref = statistics.median(m.us_per_op for m in runs["pgbench"])
+    sb_ref = statistics.median(m.us_per_op for m in runs["sysbench"]) if sb else None
+    for client, label in case_clients:
+        us = [m.us_per_op for m in runs[client]]
+        table.add_row(name, label, f"{statistics.median(m.rate for m in runs[client]):,.0f}",
+                      f"{statistics.median(us):.1f}", f"{min(us):.1f}–{max(us):.1f}",
+                      f"{statistics.median(us) / ref:.2f}",
+                      f"{statistics.median(us) / sb_ref:.2f}" if sb_ref else "–",
+                      f"{1e6 / statistics.median(us):,.0f}")
+        per_core[name, client] = 1e6 / statistics.median(us)
 
 
 # Seed 000's headline rates (100 nodes; experiments/seed-000-ysql-100-nodes.yaml).

@@ -115,3 +115,29 @@ def test_every_client_takes_the_fresh_table_names_the_bench_gives_ycsb_load(bina
     table = f"usertable_{ce.fresh_name(client, 3)}"
     m = ce.k6(postgres, "ycsb-load", client, 1, 1, TABLE=table, RECORD_COUNT=10**9)
     assert m.ops == int(postgres.query(f"SELECT count(*) FROM {table}")) > 0
+
+
+def test_a_row_that_fails_prints_the_rows_done_before_the_bench_stops(binaries, postgres, monkeypatch, capsys):
+    """A full bench takes ~25 minutes, a row ~2.5: when a later row fails,
+    the rows done are printed (with the sizing from them) and the failure
+    is raised, not lost with them. The fault, planted: kv-load's k6 runs
+    with a driver that does not exist, so the real k6 refuses to start."""
+    postgres.query("CREATE TABLE IF NOT EXISTS postgresqlkeyvalue (k text PRIMARY KEY, v text)")
+    postgres.query("CREATE TABLE IF NOT EXISTS keyvalue (k text PRIMARY KEY, v bytea)")
+    real = ce.k6
+
+    def k6(pg, workload, client, clients, seconds, **knobs):
+        return real(pg, workload, client, clients, seconds,
+                    **(dict(knobs, DB_DRIVER="nosuchdriver") if workload == "kv-load" else knobs))
+
+    monkeypatch.setattr(ce, "k6", k6)
+    per_core: dict = {}
+    with pytest.raises(RuntimeError, match="nosuchdriver"):
+        ce.throughput_table(postgres, 2, 1, 1, ["insert", "kv-load"], ["pgconn"], per_core, use_sysbench=False)
+    out = capsys.readouterr().out
+    table, _, sizing = out.partition("Sizing from")
+    done = [line for line in table.splitlines() if line.startswith("│ insert")]
+    assert len(done) == 2 and "pgbench" in done[0] and "pgconn" in done[1], out  # both clients' rows
+    assert "stopped at kv-load: RuntimeError" in out and "nosuchdriver" in out
+    assert "│ insert" in sizing and list(per_core) == [("insert", "pgbench"), ("insert", "pgconn")]
+    assert not any(line.startswith("│ kv-load") for line in out.splitlines())
