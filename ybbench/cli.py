@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -270,6 +271,11 @@ def env_defaults(a: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Ctrl-C (SIGINT) interrupts us even when we were started with it
+    # ignored (a background job of a script: `cmd &`), as it does k6, whose
+    # Go runtime takes SIGINT back: otherwise k6 stops, we carry on and
+    # record an interrupted run as failed, or the rest of a sweep.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     args = parser().parse_args(argv)
     env_defaults(args)
     try:

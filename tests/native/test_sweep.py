@@ -343,16 +343,20 @@ def test_resume_runs_only_the_missing_steps(binaries, postgres, tmp_path):
     assert not (folder / f"{sid}-vus8").exists()
 
 
-def test_a_step_interrupted_mid_insert_is_rerun_without_colliding_keys(binaries, postgres, tmp_path):
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_a_step_interrupted_mid_insert_is_rerun_without_colliding_keys(binaries, postgres, tmp_path, inherited):
     """The interrupted attempt's rows stay in the table; its re-run writes
-    under a fresh KEY_PREFIX, so no insert fails on a duplicate key."""
+    under a fresh KEY_PREFIX, so no insert fails on a duplicate key. Also
+    when started with SIGINT ignored, as a script's background job is
+    (`ybbench sweep ... &`): SIGINT still interrupts it."""
     sid, table = f"sw{uuid.uuid4().hex[:8]}", f"sweep_{uuid.uuid4().hex[:8]}"
     settings = {"YSQL_NODES": f"127.0.0.1:{postgres.port}", "DB_USER": postgres.user, "DB_NAME": postgres.database,
                 "TABLE": table}
     cmd = [sys.executable, "-m", "ybbench", "sweep", "sql-inserts", "--vus", "1,2", "--step-duration", "4s",
            "--id", sid, "--results", str(tmp_path)] + [a for k, v in settings.items() for a in ("--set", f"{k}={v}")]
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if inherited == "ignored" else None
     proc = subprocess.Popen(cmd, cwd=REPO, env=dict(postgres.env(), K6=str(BIN / "k6")), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, preexec_fn=ignore)
     for line in proc.stdout:
         if line.startswith("step 1/2 vus 1:"):
             break
