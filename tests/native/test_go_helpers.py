@@ -125,8 +125,11 @@ def test_stamped_fields_start_with_their_stamp_and_keep_their_length(helpers):
         assert value.startswith(head) and len(value) == 100, (f, value)
         assert all(32 <= ord(ch) <= 126 for ch in value[len(head):])
     assert update.startswith("U9z:42.3:") and len(update) == 100
-    # The random rest differs between fields, as unstamped values do.
-    assert len({v[24:] for v in record[2:]}) == 10
+    # The random rest differs between fields, as unstamped values do: ten
+    # windows at random offsets of 16,384 share one offset once in ~364
+    # records (45 pairs / 16,384), two pairs once in ~10^5. A filler that
+    # reuses one window for every field leaves 1.
+    assert len({v[24:] for v in record[2:]}) >= 9
     assert overlong == "X" * 120  # a stamp longer than the field is kept whole, on both paths
 
 
