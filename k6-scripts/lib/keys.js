@@ -36,11 +36,13 @@ export function uniformIndex(max) {
   return Math.floor(Math.random() * max);
 }
 
-// A function returning the key of a uniform random index in [0, count):
-// with our Go module, made in Go, one call.
-export function uniformKeys(prefix, count) {
-  if (goHelpers) return goHelpers.uniformKeys(prefix, count);
-  return () => key(prefix, uniformIndex(count));
+// A function returning the key of a uniform random index in
+// [from, from + count), `<prefix>:<index>`, or zero-padded to width bytes
+// (paddedKeyMaker) when width > 0: with our Go module, made in Go, one call.
+export function uniformKeys(prefix, count, width = 0, from = 0) {
+  if (goHelpers) return goHelpers.uniformKeys(prefix, count, width, from);
+  const name = width > 0 ? paddedKeyMaker(prefix, width) : (index) => key(prefix, index);
+  return () => name(from + uniformIndex(count));
 }
 
 // A short tag of a run's id (base 36 of a 32-bit string hash, h x 33 + c):

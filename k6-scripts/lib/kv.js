@@ -8,7 +8,7 @@
 // indexes of [0, MAX_WRITTEN_KEY) that a load run wrote under KEY_PREFIX.
 import { ConfigError, identifier, int, number, oneOf, required, str, connection } from "./config.js";
 import { open, runners, nodeFor, checkReachable, ensure, requireKey, where, pgconnStatements } from "./db.js";
-import { paddedKeyMaker, rowFiller } from "./keys.js";
+import { paddedKeyMaker, rowFiller, uniformKeys } from "./keys.js";
 import { attempt, attemptRows, tagIteration, pastBound, keysMissing, unacknowledged } from "./metrics.js";
 import { options as runOptions, testid, iterationInTest } from "./run.js";
 import { summaryHandler } from "./summary.js";
@@ -59,7 +59,11 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
   const writeArgs = new Array(1 + 2 * opSize);
   const ranged = readShape === "range" && opSize > 1;
   const readArgs = [select, ...new Array(ranged ? 2 : opSize)];
-  let key, fill;
+  // Reads and updates pick a window of opSize consecutive keys inside the
+  // keys read: its first index is uniform over [lowest, lowest + windows).
+  const lowest = load ? 0 : maxWrittenKey - recentKeys;
+  const windows = load ? 0 : recentKeys - opSize + 1;
+  let key, fill, oneKey;
 
   function setup() {
     checkReachable(conn);
@@ -93,27 +97,31 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
     if (n < opSize) keysMissing.add(opSize - n, { op });
   }
 
-  function read(first) {
+  function read() {
+    // One key: drawn and made in Go where k6 has our module (lib/keys.js).
+    if (opSize === 1) {
+      readArgs[1] = oneKey();
+      // No rows is a key missing (an error before the first row throws).
+      const rows = attempt("select", sql.query, readArgs);
+      if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
+      return;
+    }
+    const first = lowest + Math.floor(Math.random() * windows);
     if (ranged) {
       readArgs[1] = key(first);
       readArgs[2] = key(first + opSize - 1);
     } else {
       for (let i = 0; i < opSize; i++) readArgs[i + 1] = key(first + i);
     }
-    // One key: no rows is a key missing (an error before the first row
-    // throws). Several: a short result may be an error (lib/metrics.js).
-    if (opSize > 1) {
-      attemptRows("select", sql.query, readArgs, opSize);
-      return;
-    }
-    const rows = attempt("select", sql.query, readArgs);
-    if (rows !== undefined && rows.length !== 1) keysMissing.add(1, { op: "select" });
+    // A short result may be an error (lib/metrics.js).
+    attemptRows("select", sql.query, readArgs, opSize);
   }
 
   function run(data) {
     if (!key) {
       key = paddedKeyMaker(data.prefix, keyBytes);
       fill = rowFiller(data.prefix, keyBytes, valueBytes, pgconnStatements);
+      if (!load) oneKey = uniformKeys(data.prefix, windows, keyBytes, lowest);
     }
     if (load) {
       // iterationInTest is unique across VUs and execution segments: no two
@@ -124,14 +132,12 @@ export function kvWorkload(name, { load = false, recent = false, writePercent = 
       write("insert", insert, n * opSize);
       return;
     }
-    // A window of opSize consecutive keys inside the keys read.
-    const first = maxWrittenKey - recentKeys + Math.floor(Math.random() * (recentKeys - opSize + 1));
     if (writes > 0 && Math.random() * 100 < writes) {
       tagIteration("update");
-      write("update", update, first);
+      write("update", update, lowest + Math.floor(Math.random() * windows));
     } else {
       tagIteration("select");
-      read(first);
+      read();
     }
   }
 

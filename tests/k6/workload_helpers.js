@@ -25,6 +25,9 @@ export function handleSummary() {
   }
   const nextKey = uniformKeys("uk-1", 7);
   const uniformKeyDraws = Array.from({ length: 7000 }, () => nextKey());
+  // The key-value reads' keys: 12 bytes, indexes 1000..1004 (lib/kv.js).
+  const nextPadded = uniformKeys("kvu", 5, 12, 1000);
+  const paddedKeyDraws = Array.from({ length: 5000 }, () => nextPadded());
   const field = fieldMaker(100);
   const made = Array.from({ length: 500 }, () => field());
   const record = ["statement", "key", ...new Array(10).fill("")];
@@ -54,6 +57,7 @@ export function handleSummary() {
       stamped,
       stampedFields,
       uniformKeyDraws,
+      paddedKeyDraws,
     }),
   };
 }

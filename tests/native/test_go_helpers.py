@@ -105,6 +105,14 @@ def test_sql_selects_keys_are_uniform_over_the_written_keys(helpers):
     assert all(800 <= c <= 1200 for c in counts.values()), counts  # 1000 each expected, sd ~29
 
 
+def test_key_value_reads_keys_are_uniform_over_their_window_and_padded(helpers):
+    draws = helpers["paddedKeyDraws"]
+    counts = {k: draws.count(k) for k in set(draws)}
+    # "kvu:" and 8 digits: 12 bytes; indexes 1000 to 1004, no other.
+    assert set(counts) == {f"kvu:{n:08d}" for n in range(1000, 1005)}
+    assert all(800 <= c <= 1200 for c in counts.values()), counts  # 1000 each expected, sd ~28
+
+
 def test_fields_are_100_random_printable_characters(helpers):
     fields = helpers["fields"] + helpers["record"][2:]
     assert helpers["record"][:2] == ["statement", "key"]  # the filler sets only the fields

@@ -167,15 +167,26 @@ func (m *module) sqlRowFiller(c sobek.FunctionCall) sobek.Value {
 	})
 }
 
-// uniformKeys(prefix, count): a function returning `<prefix>:<n>` for a
-// uniform random n in [0, count): sql-selects' key, one call into Go.
+// uniformKeys(prefix, count[, width, from]): a function returning the key
+// of a uniform random index n in [from, from + count), `<prefix>:<n>`, or
+// zero-padded to width bytes when width > 0 (the key-value workloads'
+// keys, paddedKeyMaker): a read's key in one call into Go.
 func (m *module) uniformKeys(c sobek.FunctionCall) sobek.Value {
-	head, count := c.Argument(0).String()+":", m.keynum(c.Argument(1))
+	prefix, count := c.Argument(0).String(), m.keynum(c.Argument(1))
 	if count == 0 {
 		panic(m.rt.NewTypeError("uniformKeys needs a key count >= 1"))
 	}
+	var from uint64
+	if !sobek.IsUndefined(c.Argument(3)) {
+		from = m.keynum(c.Argument(3))
+	}
+	head := prefix + ":"
+	name := func(n uint64) string { return head + strconv.FormatUint(n, 10) }
+	if width := c.Argument(2).ToInteger(); width > 0 {
+		name = paddedKeyMaker(prefix, int(width))
+	}
 	return m.rt.ToValue(func(sobek.FunctionCall) sobek.Value {
-		return m.rt.ToValue(head + strconv.FormatUint(mrand.Uint64N(count), 10))
+		return m.rt.ToValue(name(from + mrand.Uint64N(count)))
 	})
 }
 
