@@ -17,7 +17,7 @@
 //   TABLE            (postgresqlkeyvalue), and the common knobs (docs/workloads.md)
 import { identifier, int, number, str, required, connection } from "./lib/config.js";
 import { open, runners, nodeFor, checkReachable, requireKey, where } from "./lib/db.js";
-import { key, updateSchedule, runTag } from "./lib/keys.js";
+import { key, updateSchedule, sqlUpdatesStep, runTag } from "./lib/keys.js";
 import { attempt, tagIteration, keysMissing, unacknowledged } from "./lib/metrics.js";
 import { options as runOptions, testid, iterationInTest } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
@@ -50,22 +50,20 @@ export function setup() {
     multiplier: schedule.multiplier, shift: schedule.shift, tag, ...where(conn) } };
 }
 
+let step;
 export default function (data) {
+  if (!step) step = sqlUpdatesStep(keyPrefix, maxWrittenKey, writePercent, data.tag);
   const i = iterationInTest();
-  const n = schedule.key(i);
-  const k = key(keyPrefix, n);
-  if (schedule.isUpdate(i)) {
+  const expect = step(i, selectArgs, updateArgs); // "": an update
+  if (expect === "") {
     tagIteration("update");
-    updateArgs[1] = `val:${n}:${data.tag}.${i}`;
-    updateArgs[2] = k;
     const r = attempt("update", sql.exec, updateArgs);
     if (r === undefined) unacknowledged(i, 1);
     else if (r.rowsAffected() !== 1) keysMissing.add(1, { op: "update" });
   } else {
     tagIteration("select");
-    selectArgs[1] = k;
     const rows = attempt("select", sql.query, selectArgs);
-    if (rows !== undefined && (rows.length !== 1 || !rows[0].v.startsWith(`val:${n}`))) keysMissing.add(1, { op: "select" });
+    if (rows !== undefined && (rows.length !== 1 || !rows[0].v.startsWith(expect))) keysMissing.add(1, { op: "select" });
   }
 }
 

@@ -62,8 +62,8 @@ export function runTag(id) {
 // keys x 0.5698, so that consecutive iterations land far apart and each round
 // in another order. Iteration i is an update when frac(i x 0.6180339887498949)
 // < writePercent / 100: an even spread (a Weyl sequence), independent of the
-// key (the multiplier's ratio is another irrational). A few arithmetic
-// operations per iteration, no call into Go.
+// key (the multiplier's ratio is another irrational). Our Go module has the
+// same arithmetic (compose/k6/xk6-ybbench/updates.go, sqlUpdatesStep).
 export const PHI = 0.6180339887498949;
 export function updateSchedule(keys, writePercent) {
   const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
@@ -82,6 +82,26 @@ export function updateSchedule(keys, writePercent) {
       return (times(p) + (((i - p) / keys) * shift) % keys) % keys;
     },
     isUpdate: (i) => (i * PHI) % 1 < share,
+  };
+}
+
+// A function (i, readArgs, updateArgs) that sets the parameters of what
+// sql-updates' iteration i sends (updateSchedule): an update's value
+// `val:<n>:<tag>.<i>` and key in updateArgs[1] and [2], returning ""; or a
+// read's key in readArgs[1], returning the prefix its value must start
+// with, `val:<n>`. With our Go module, the same in one call into Go.
+export function sqlUpdatesStep(prefix, keys, writePercent, tag) {
+  if (goHelpers) return goHelpers.sqlUpdatesStep(prefix, keys, writePercent, tag);
+  const schedule = updateSchedule(keys, writePercent);
+  return (i, readArgs, updateArgs) => {
+    const n = schedule.key(i);
+    if (schedule.isUpdate(i)) {
+      updateArgs[1] = `val:${n}:${tag}.${i}`;
+      updateArgs[2] = key(prefix, n);
+      return "";
+    }
+    readArgs[1] = key(prefix, n);
+    return `val:${n}`;
   };
 }
 

@@ -5,7 +5,7 @@
 // of SQL_INDEXES, and sql-selects' uniform keys; written as JSON to
 // OUT (tests/native/test_go_helpers.py).
 import { keyName, keyChooser, fieldMaker, fieldFiller } from "../../k6-scripts/lib/ycsb.js";
-import { rowFiller, sqlRowFiller, uniformKeys } from "../../k6-scripts/lib/keys.js";
+import { rowFiller, sqlRowFiller, uniformKeys, sqlUpdatesStep } from "../../k6-scripts/lib/keys.js";
 import { goHelpers } from "../../k6-scripts/lib/go_helpers.js";
 
 export const options = { vus: 1, iterations: 1 };
@@ -28,6 +28,17 @@ export function handleSummary() {
   // The key-value reads' keys: 12 bytes, indexes 1000..1004 (lib/kv.js).
   const nextPadded = uniformKeys("kvu", 5, 12, 1000);
   const paddedKeyDraws = Array.from({ length: 5000 }, () => nextPadded());
+  // sql-updates' step for key counts on both sides of 2^26 (lib/keys.js
+  // splits products there) at small and large iteration numbers: per i,
+  // [what it returned, the read's key, the update's value and key].
+  const updateSteps = {};
+  for (const keys of __ENV.UPDATE_KEYS.split(",").map(Number)) {
+    const step = sqlUpdatesStep("su", keys, 30, "tg");
+    updateSteps[keys] = __ENV.UPDATE_ITERATIONS.split(",").map(Number).map((i) => {
+      const read = ["r", "-"], update = ["u", "-", "-"];
+      return [step(i, read, update), read[1], update[1], update[2]];
+    });
+  }
   const field = fieldMaker(100);
   const made = Array.from({ length: 500 }, () => field());
   const record = ["statement", "key", ...new Array(10).fill("")];
@@ -58,6 +69,7 @@ export function handleSummary() {
       stampedFields,
       uniformKeyDraws,
       paddedKeyDraws,
+      updateSteps,
     }),
   };
 }

@@ -19,11 +19,13 @@ from ybbench.run.verify import SqlInsertsKeys
 
 from ..support.stack import BIN, REPO
 from ..support.workloads import THETA, YCSB_ZETAN, within, zeta
-from ..support.workloads import fnvhash64, ycsb_key
+from ..support.workloads import fnvhash64, ycsb_key, sql_updates_schedule
 
 RECORDS, DRAWS = 2000, 60_000
 KEYNUMS = [0, 1, 2, 999, 2**31, 2**32 - 1, 2**32, 2**32 + 7, 2**36 - 1, 123_456_789_012]
 SQL_INDEXES = [0, 7, 99_999, 2**40 - 3, 123_456_789_012]
+UPDATE_KEYS = [1, 7, 150, 2**27 + 5, 2**34 - 3]  # sql-updates' MAX_WRITTEN_KEY is at most 2^34
+UPDATE_ITERATIONS = [*range(4000), *range(10**12, 10**12 + 4000), 2**52 - 1]  # an update share off by 0.001 shows: ~8 differ
 
 
 def k6_script(script: str, tmp_path, _code: int = 0, **env) -> dict:
@@ -39,7 +41,8 @@ def k6_script(script: str, tmp_path, _code: int = 0, **env) -> dict:
 @pytest.fixture(scope="module", params=["1", "0"], ids=["go", "javascript"])
 def helpers(binaries, request, tmp_path_factory):
     d = k6_script("workload_helpers", tmp_path_factory.mktemp("helpers"), YBBENCH_GO_HELPERS=request.param,
-                  RECORDS=str(RECORDS), DRAWS=str(DRAWS), KEYNUMS=",".join(map(str, KEYNUMS)), SQL_INDEXES=",".join(map(str, SQL_INDEXES)))
+                  RECORDS=str(RECORDS), DRAWS=str(DRAWS), KEYNUMS=",".join(map(str, KEYNUMS)), SQL_INDEXES=",".join(map(str, SQL_INDEXES)),
+                  UPDATE_KEYS=",".join(map(str, UPDATE_KEYS)), UPDATE_ITERATIONS=",".join(map(str, UPDATE_ITERATIONS)))
     assert d["go_helpers"] == (request.param == "1")  # the path asked for is the path taken
     return d
 
@@ -111,6 +114,16 @@ def test_key_value_reads_keys_are_uniform_over_their_window_and_padded(helpers):
     # "kvu:" and 8 digits: 12 bytes; indexes 1000 to 1004, no other.
     assert set(counts) == {f"kvu:{n:08d}" for n in range(1000, 1005)}
     assert all(800 <= c <= 1200 for c in counts.values()), counts  # 1000 each expected, sd ~28
+
+
+def test_sql_updates_steps_follow_the_documented_schedule(helpers):
+    for keys in UPDATE_KEYS:
+        key, update = sql_updates_schedule(keys, 30)
+        expected = [["", "-", f"val:{key(i)}:tg.{i}", f"su:{key(i)}"] if update(i) else
+                    [f"val:{key(i)}", f"su:{key(i)}", "-", "-"] for i in UPDATE_ITERATIONS]
+        assert helpers["updateSteps"][str(keys)] == expected, keys
+    # 30% updates: the schedule is not all one op.
+    assert 0.25 < sum(s[0] == "" for s in helpers["updateSteps"]["150"]) / len(UPDATE_ITERATIONS) < 0.35
 
 
 def test_fields_are_100_random_printable_characters(helpers):
@@ -226,7 +239,7 @@ def test_the_old_name_ybbench_native_still_works_and_must_agree_with_the_new(bin
     env = dict(setting)
     k6_process.default_extensions(str(BIN / "k6"), env)
     assert {k: v for k, v in env.items() if k.startswith("YBBENCH_")} == setting
-    small = {"RECORDS": "10", "DRAWS": "10", "KEYNUMS": "0,1", "SQL_INDEXES": "0"}
+    small = {"RECORDS": "10", "DRAWS": "10", "KEYNUMS": "0,1", "SQL_INDEXES": "0", "UPDATE_KEYS": "7", "UPDATE_ITERATIONS": "0"}
     if loaded is not None:
         d = k6_script("workload_helpers", tmp_path, **env, **small)
         assert d["go_helpers"] is loaded

@@ -6,33 +6,10 @@ out here again (docs/faults-and-verify.md), never from verify's code."""
 from __future__ import annotations
 
 import json
-import math
 import uuid
 
-from ..support.workloads import count, run_ok
+from ..support.workloads import count, run_ok, sql_updates_schedule as schedule
 from ..support.ybbench_cli import verify, ybbench_run
-
-PHI = 0.6180339887498949
-
-
-def schedule(keys: int, write_percent: float):
-    """k6-scripts/sql-updates.js's documented schedule: round r = i // keys
-    sends position p = i % keys to key (a x p + r x b) mod keys, a the first
-    number prime to keys from round(keys x 0.7549), b = round(keys x 0.5698);
-    an update when frac(i x 0.618...) < write_percent / 100."""
-    a = max(1, round(keys * 0.7548776662466927) % keys)
-    while math.gcd(a, keys) != 1:
-        a += 1
-    b = round(keys * 0.5698402909980532) % keys
-
-    def key(i: int) -> int:
-        return (a * (i % keys) + (i // keys) * b) % keys
-
-    def update(i: int) -> bool:
-        return (i * PHI) % 1.0 < write_percent / 100
-
-    return key, update
-
 
 def _loaded(postgres, tmp_path, keys: int):
     table, prefix = f"u_{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:6]}"

@@ -54,3 +54,25 @@ def zeta(n: int, theta: float) -> float:
 
 def within(observed: int, expected: float) -> bool:
     return abs(observed - expected) <= 5 * math.sqrt(expected) + 0.05 * expected
+
+
+PHI = 0.6180339887498949
+
+
+def sql_updates_schedule(keys: int, write_percent: float):
+    """k6-scripts/sql-updates.js's documented schedule: round r = i // keys
+    sends position p = i % keys to key (a x p + r x b) mod keys, a the first
+    number prime to keys from round(keys x 0.7549), b = round(keys x 0.5698);
+    an update when frac(i x 0.618...) < write_percent / 100."""
+    a = max(1, round(keys * 0.7548776662466927) % keys)
+    while math.gcd(a, keys) != 1:
+        a += 1
+    b = round(keys * 0.5698402909980532) % keys
+
+    def key(i: int) -> int:
+        return (a * (i % keys) + (i // keys) * b) % keys
+
+    def update(i: int) -> bool:
+        return (i * PHI) % 1.0 < write_percent / 100
+
+    return key, update

@@ -41,6 +41,7 @@ func (*root) NewModuleInstance(v vu) instance {
 		"kvRowFiller":     m.kvRowFiller,
 		"sqlRowFiller":    m.sqlRowFiller,
 		"uniformKeys":     m.uniformKeys,
+		"sqlUpdatesStep":  m.sqlUpdatesStep,
 		"latencySummary":  m.latencySummary,
 		"iterationInTest": m.iterationInTest,
 		"pgconnSession":   m.pgconnSession,
@@ -188,6 +189,35 @@ func (m *module) uniformKeys(c sobek.FunctionCall) sobek.Value {
 	return m.rt.ToValue(func(sobek.FunctionCall) sobek.Value {
 		return m.rt.ToValue(name(from + mrand.Uint64N(count)))
 	})
+}
+
+// sqlUpdatesStep(prefix, keys, writePercent, tag): a function (i, readArgs,
+// updateArgs) that sets the parameters of what sql-updates' iteration i
+// sends (updates.go) and returns "" for an update, or for a read the prefix
+// its value must start with: the schedule, key and value in one call.
+func (m *module) sqlUpdatesStep(c sobek.FunctionCall) sobek.Value {
+	keys := m.keynum(c.Argument(1))
+	if keys == 0 {
+		panic(m.rt.NewTypeError("sqlUpdatesStep needs a key count >= 1"))
+	}
+	step := sqlUpdatesStep(c.Argument(0).String(), newUpdateSchedule(keys, c.Argument(2).ToFloat()), c.Argument(3).String())
+	return m.rt.ToValue(func(c sobek.FunctionCall) sobek.Value {
+		key, value, expect := step(m.keynum(c.Argument(0)))
+		if expect != "" {
+			set(m.rt, c.Argument(1), 1, key)
+		} else {
+			set(m.rt, c.Argument(2), 1, value)
+			set(m.rt, c.Argument(2), 2, key)
+		}
+		return m.rt.ToValue(expect)
+	})
+}
+
+// set sets array a's element i to a string.
+func set(rt *sobek.Runtime, a sobek.Value, i int, s string) {
+	if err := a.ToObject(rt).Set(strconv.Itoa(i), s); err != nil {
+		panic(err)
+	}
 }
 
 // iterationInTest(): k6/execution's exec.scenario.iterationInTest, the
