@@ -326,9 +326,10 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
         "ycsb-load": (PGBENCH_YCSB_LOAD, "ycsb-load", {"RECORD_COUNT": 10**9}),
     }
     todo = [(name, case) for name, case in cases.items() if only is None or name in only]
+    rounds = Rounds(clients, seconds, repeat, chosen, use_sysbench)
     try:
         for name, case in todo:
-            case_rows(pg, table, name, case, clients, seconds, repeat, chosen, per_core, use_sysbench)
+            case_rows(pg, table, name, case, rounds, per_core)
     except BaseException as e:
         # The rows done are ~2.5 minutes each: print them before stopping.
         table.caption = f"stopped at {name}: {type(e).__name__}: {str(e)[-500:]}"
@@ -339,13 +340,24 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
     return table
 
 
-def case_rows(pg: Postgres, table: Table, name: str, case: tuple, clients: int, seconds: int, repeat: int,
-              chosen: list, per_core: dict, use_sysbench: bool) -> None:
+@dataclass
+class Rounds:
+    """How every case runs: clients each, seconds a run, repeat runs per
+    client; the (client, label)s chosen; sysbench beside pgbench or not."""
+    clients: int
+    seconds: int
+    repeat: int
+    chosen: list[tuple[str, str]]
+    use_sysbench: bool
+
+
+def case_rows(pg: Postgres, table: Table, name: str, case: tuple, rounds: Rounds, per_core: dict) -> None:
     """One workload's rows: every client's runs, interleaved."""
     script, workload, knobs = case
+    clients, seconds, repeat, chosen = rounds.clients, rounds.seconds, rounds.repeat, rounds.chosen
     # sysbench's case, if it has one, next to pgbench: its table made by
     # sysbench itself before the rounds, dropped after them.
-    sb = SYSBENCH_CASES.get(name) if use_sysbench else None
+    sb = SYSBENCH_CASES.get(name) if rounds.use_sysbench else None
     case_clients = chosen[:1] + ([("sysbench", sb[1])] if sb else []) + chosen[1:]
     if sb:
         console.log(f"{name}: sysbench {sb[0]} prepare ({ROWS:,} rows)")
