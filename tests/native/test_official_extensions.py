@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import tarfile
+import time
 import uuid
 
 import pytest
@@ -96,6 +97,11 @@ def test_every_workload_runs_on_a_k6_without_pgx(binaries, postgres, tmp_path):
 
     load = go("kv-load", TABLE=f"big_{t}", KEY_PREFIX=t, NUM_UNIQUE_KEYS=300, DURATION="20s")
     assert load["rows_written"] == 300
+    # Values went as bytea's binary format (binary_parameters): 256 bytes,
+    # the first 6 the row's index, as lib/keys.js writes them.
+    assert postgres.query(f"SELECT count(*) FROM big_{t} WHERE length(v) = 256 AND "
+                          "('x' || encode(substring(v FROM 1 FOR 6), 'hex'))::bit(48)::bigint "
+                          "= split_part(k, ':', 2)::bigint") == "300"
     reads = {"TABLE": f"big_{t}", "KEY_PREFIX": t, "MAX_WRITTEN_KEY": 300}
     for w in ("kv-random-read", "kv-read-heavy", "kv-recent-read-heavy"):
         d = go(w, **reads)
@@ -105,6 +111,28 @@ def test_every_workload_runs_on_a_k6_without_pgx(binaries, postgres, tmp_path):
     assert count(go("ycsb", TABLE=f"usertable_{t}", RECORD_COUNT=200), "select") > 0
     assert count(go("ycsb-analytic", TABLE=f"usertable_{t}", RUNS=1, VUS=1), "scan") == 1
     assert ran == set(catalog.workloads())
+
+
+def test_lib_pq_sends_each_statement_with_its_parameters_in_one_round_trip(binaries, postgres, tmp_path):
+    """Each Sync ends a transaction on the server, counted in its
+    xact_commit: lib/pq's default, Parse/Describe/Sync then Bind/Execute/Sync,
+    commits two per statement (two round trips); with binary_parameters,
+    which lib/db.js sets for lib/pq, one."""
+    t = uuid.uuid4().hex[:8]
+    postgres.query(f"CREATE TABLE rt_{t} (k text PRIMARY KEY, v text); "
+                   f"INSERT INTO rt_{t} SELECT 'p{t}:' || n, 'val:' || n FROM generate_series(0, 99) n")
+    commits = "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+    before = int(postgres.query(commits))
+    d = _official(postgres, tmp_path, "sql-selects", TABLE=f"rt_{t}", KEY_PREFIX=f"p{t}", MAX_WRITTEN_KEY=100,
+                  VUS=1, DURATION="2s")
+    selects = count(d, "select")
+    assert selects > 1000 and d["keys_missing"] == 0
+    # k6's sessions report their counts as they end: wait for them.
+    deadline, after = time.monotonic() + 10, before
+    while time.monotonic() < deadline and (after := int(postgres.query(commits))) - before < selects:
+        time.sleep(0.2)
+    # One per statement, plus setup's few and this test's psql sessions.
+    assert selects <= after - before < 1.2 * selects + 100, (selects, after - before)
 
 
 def test_ybbench_run_picks_the_go_helpers_module_where_k6_has_it(binaries, postgres, tmp_path):
