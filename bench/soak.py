@@ -240,7 +240,7 @@ def soak(seconds: int, insert_rate: int, update_rate: int, seed_keys: int, sampl
             r.join()
             if r.error:
                 raise r.error
-        t_end = max(json.loads((r.result.folder / run_folder.PARAMS).read_text())["finished"] for r in runs.values())
+        t_end = max(json.loads((r.result.folder / run_folder.PARAMS).read_text())["finished_unix_s"] for r in runs.values())
         time.sleep(6)  # k6's last push is in, and a scrape (5 s) of Prometheus itself after the end
 
         # ops/s per interval: the counter at each sample's time, and at the end.

@@ -17,6 +17,10 @@ from .support.stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, P
 # Grafana's build service for a binary (ybbench/run/k6_process.py K6_QUIET_ENV).
 os.environ["K6_NO_USAGE_REPORT"] = "true"
 os.environ["K6_AUTO_EXTENSION_RESOLUTION"] = "false"
+# Every results file ybbench writes in the tests (and every summary.json its
+# k6 scripts write) is checked against its schema as it is written
+# (ybbench/core/formats.py): a command that writes one that does not match fails.
+os.environ["YBBENCH_CHECK_WRITES"] = "1"
 
 NEEDED = ("k6", "k6-official", "prometheus", "promtool", "node_exporter", "loki", "promtail", "docker-compose")
 

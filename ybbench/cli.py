@@ -122,6 +122,12 @@ def _verify(a: argparse.Namespace) -> int:
     return command(a.testid, a.results, a.node, a.chunk)
 
 
+def _validate(a: argparse.Namespace) -> int:
+    from ybbench.core.validate import command
+
+    return command(a.path)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ybbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -254,6 +260,10 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--node", metavar="HOST:PORT", help="read from this node (default: the run's first YSQL node)")
     v.add_argument("--chunk", type=int, default=10000, help="keys per query (10000)")
     v.set_defaults(func=_verify)
+    vd = sub.add_parser("validate", help="check results files against their schemas (docs/results-format.md); "
+                                        "exit 1 if one is invalid")
+    vd.add_argument("path", nargs="+", help="a results folder (every results file under it) or a file")
+    vd.set_defaults(func=_validate)
     return p
 
 

@@ -16,6 +16,9 @@ function values(data, name) {
 const WRITES = ["insert", "update"];
 export const K6_SOURCE = "k6: every sample kept, exact (k6's memory grows with the run)";
 export const GO_HELPERS_SOURCE = "k6/x/ybbench: per-op histograms, 3 significant digits, fixed memory";
+// The version of summary.json's format: ybbench/core/schemas/summary.schema.json
+// (docs/results-format.md), which says every field below and its unit.
+export const FORMAT_VERSION = 1;
 
 // The op's iteration_duration. With our Go module (lib/go_helpers.js): its
 // per-op histograms, of fixed size, in place of k6's sink, which keeps every
@@ -64,6 +67,7 @@ export function digest(data, workload, rowsPerWrite = 1) {
     .filter(([, v]) => v.thresholds && Object.values(v.thresholds).some((t) => !t.ok))
     .map(([k]) => k);
   return {
+    format_version: FORMAT_VERSION,
     workload,
     testid: exec.test.options.tags.testid,
     scenario: exec.test.options.scenarios[workload],

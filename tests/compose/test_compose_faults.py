@@ -139,7 +139,7 @@ def test_partition_pause_and_master_leader_kill_under_load_lose_no_acknowledged_
         stack("start", *MASTERS, check=False)
         stack("unpause", "yb-tserver-3", check=False)
     assert run.returncode in (0, 99), out
-    events = json.loads((results / testid / "events.json").read_text())
+    events = json.loads((results / testid / "events.json").read_text())["events"]
     assert [(e["action"], e["service"], e["ok"]) for e in events] == [
         ("partition", "yb-tserver-2", True), ("heal", "yb-tserver-2", True), ("pause", "yb-tserver-3", True),
         ("resume", "yb-tserver-3", True), ("kill", "master-leader", True)], events
@@ -197,7 +197,7 @@ def test_partition_and_leader_kill_from_inside_the_ybbench_service(stack):
         stack("start", *MASTERS, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     folder = stack.root / "results" / testid
-    events = json.loads((folder / "events.json").read_text())
+    events = json.loads((folder / "events.json").read_text())["events"]
     assert [(e["action"], e["service"], e["ok"]) for e in events] == [
         ("partition", "yb-tserver-3", True), ("heal", "yb-tserver-3", True), ("kill", "master-leader", True)], events
     assert events[-1]["target"] == before[0], (events[-1], before)
@@ -231,7 +231,7 @@ def test_events_that_cannot_happen_fail_and_end_the_run_with_2(stack, prom, tmp_
     assert run.returncode == 2, run.stdout + run.stderr
     assert "heal yb-tserver-3 at 2 s failed: yb-tserver-3 is not partitioned" in run.stderr, run.stderr
     assert "resume yb-tserver-3 at 3 s failed: yb-tserver-3 was not paused" in run.stderr, run.stderr
-    events = json.loads((results / testid / "events.json").read_text())
+    events = json.loads((results / testid / "events.json").read_text())["events"]
     assert [(e["action"], e["service"], e["ok"]) for e in events] == [
         ("heal", "yb-tserver-3", False), ("resume", "yb-tserver-3", False)], events
     assert json.loads((results / testid / "summary.json").read_text())["rows_written"] > 0

@@ -340,7 +340,7 @@ def test_events_from_inside_the_ybbench_service(stack, prom):
     assert proc.returncode == 0, out[-4000:]
     assert ("owner", USER_UID) in seen
     folder = stack.root / "results" / testid
-    events = json.loads((folder / "events.json").read_text())
+    events = json.loads((folder / "events.json").read_text())["events"]
     assert [(e["action"], e["service"], e["ok"]) for e in events] == [
         ("add", "yb-tserver-4", True), ("remove", "yb-tserver-4", True)], events
     assert (folder / "events.json").stat().st_uid == USER_UID
@@ -380,7 +380,7 @@ def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom,
         stack("--profile", "expand", "rm", "-s", "-f", "yb-tserver-4", check=False)
         (stack.root / "prometheus" / "targets" / "compose" / "yugabytedb-yb-tserver-4.json").unlink(missing_ok=True)
     assert run.returncode == 99, out  # the stopped tserver's errors cross the threshold
-    events = json.loads((results / testid / "events.json").read_text())
+    events = json.loads((results / testid / "events.json").read_text())["events"]
     assert [(e["action"], e["service"], e["ok"]) for e in events] == [
         ("stop", "yb-tserver-2", True), ("start", "yb-tserver-2", True), ("add", "yb-tserver-4", True),
         ("remove", "yb-tserver-4", True)]
@@ -439,7 +439,7 @@ def test_kill_restart_and_a_failed_event_land_in_events_json(stack, prom, tmp_pa
     assert run.returncode == 2, run.stdout + run.stderr
     assert "kill yb-tserver-3 at 4 s failed: yb-tserver-3 was not running" in run.stderr
     assert "Traceback" not in run.stderr
-    events = json.loads((results / testid / "events.json").read_text())
+    events = json.loads((results / testid / "events.json").read_text())["events"]
     assert [(e["action"], e["service"], e["ok"]) for e in events] == [
         ("kill", "yb-tserver-3", True), ("kill", "yb-tserver-3", False), ("restart", "yb-tserver-3", True)]
     assert json.loads((results / testid / "summary.json").read_text())["rows_written"] > 0

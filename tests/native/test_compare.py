@@ -61,7 +61,7 @@ def eight_vs_one(runs, prometheus, tmp_path_factory):
 
 def _window(done) -> tuple[float, float]:
     params = json.loads((done.folder / "params.json").read_text())
-    return params["started"], params["finished"]
+    return params["started_unix_s"], params["finished_unix_s"]
 
 
 def test_eight_vus_are_faster_than_one(runs, eight_vs_one):

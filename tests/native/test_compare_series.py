@@ -108,7 +108,7 @@ def test_two_sweeps_by_ceiling_and_knee_with_an_interval(sweeps, prometheus, tmp
     for sid, h in ((a, ha), (b, hb)):
         tid = h["ceiling"][3]
         params = read(results / sid / tid / "params.json")
-        t0, t1 = math.ceil(params["started"]), math.floor(params["finished"])
+        t0, t1 = math.ceil(params["started_unix_s"]), math.floor(params["finished_unix_s"])
 
         def at(t):
             got = prometheus.api("query", query=f'sum(k6_iterations_total{{testid="{tid}"}})', time=str(t))["result"]

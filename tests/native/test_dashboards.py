@@ -268,7 +268,7 @@ def test_k6_panels_mid_run_read_the_runs_summary(live, prometheus):
     lies inside the 30 s insert run, against its summary.json."""
     ins = live["ins"]
     params = json.loads((ins.folder / "params.json").read_text())
-    lo, hi = params["started"] + 21, params["finished"] - 1  # windows of 20 s inside the run
+    lo, hi = params["started_unix_s"] + 21, params["finished_unix_s"] - 1  # windows of 20 s inside the run
     values = {**_values(live), "testid": live["ins_testid"]}
     ops = ins.digest()["ops"]["insert"]
     for board in ("overview.json", "k6-client.json"):
@@ -299,7 +299,7 @@ def test_run_stats_read_the_runs_own_window(live, prometheus):
     it, against the kernel and k6's summary (issue 26)."""
     ins, cpu = live["ins"], live["cpu"]
     params = json.loads((ins.folder / "params.json").read_text())
-    start, end = params["started"], params["finished"]
+    start, end = params["started_unix_s"], params["finished_unix_s"]
     values = {**_values(live), "testid": live["ins_testid"]}
     lo, hi = start - 60, end + 60  # the dashboard's range: a minute of other time each side
     # CPU: the mean of busy fractions over 20 s windows inside the run is the run's busy
@@ -329,7 +329,7 @@ def test_compare_board_draws_the_other_run_from_the_base_runs_start(live, promet
     params.json), and the inserts are drawn from the selects' start at the
     inserts' own rate (k6's summary); unshifted, nothing of them is there."""
     ins, sel = live["ins"], live["sel"]
-    started = {r.folder.name: json.loads((r.folder / "params.json").read_text())["started"] for r in (ins, sel)}
+    started = {r.folder.name: json.loads((r.folder / "params.json").read_text())["started_unix_s"] for r in (ins, sel)}
     t_ins, t_sel = started[ins.folder.name], started[sel.folder.name]
     pair = {"base": sel.folder.name, "other": ins.folder.name}
     shift = int(_query_result_variable(prometheus, "compare-runs.json", "shift", pair, live["start"], live["end"]))

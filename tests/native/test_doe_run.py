@@ -126,7 +126,7 @@ def test_a_design_runs_every_row_is_resumed_after_an_interrupt_and_analysed(bina
     summary = {p.name: read(p / "summary.json") for p in runs}
     y = {t: sum(o["per_second"] for o in s["ops"].values()) for t, s in summary.items()}
     # The runs went in the recorded (random, by its shuffle number) order.
-    assert sorted(params, key=lambda t: params[t]["started"]) == doc["order"]
+    assert sorted(params, key=lambda t: params[t]["started_unix_s"]) == doc["order"]
     points: dict[tuple, list[str]] = {}
     for t, p in params.items():
         a, b, d = signs(p)

@@ -148,7 +148,7 @@ def test_per_op_latency_of_a_mixed_run_comes_from_prometheus(runs, postgres, pro
     for op in ("select", "update"):
         k6 = exact.digest()["ops"][op]["latency_ms"]
         assert "source" not in k6
-        prom = latency.from_prometheus(prometheus.url, exact.folder.name, op, params["started"], params["finished"])
+        prom = latency.from_prometheus(prometheus.url, exact.folder.name, op, params["started_unix_s"], params["finished_unix_s"])
         # Native histogram buckets at k6's resolution: within a few percent.
         for q in ("p50", "p95", "p99"):
             assert prom[q] == pytest.approx(k6[q], rel=0.15), (op, q, prom, k6)

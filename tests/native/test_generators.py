@@ -116,8 +116,8 @@ def test_sql_inserts_over_three_generators_with_prometheus(binaries, postgres, p
     assert int(postgres.query(f"SELECT count(*) FROM {table} WHERE k LIKE '{testid}:%'")) == merged["rows_written"]
 
     params = json.loads((r.folder / "params.json").read_text())
-    window = f"{int(params['finished'] - params['started']) + 15}s"
-    at = f"{params['finished'] + 1:.3f}"
+    window = f"{int(params['finished_unix_s'] - params['started_unix_s']) + 15}s"
+    at = f"{params['finished_unix_s'] + 1:.3f}"
 
     def scalar(promql: str) -> float:
         result = prometheus.api("query", query=promql, time=at)["result"]

@@ -65,7 +65,7 @@ def test_prometheus_charts_match_promql_over_the_run_window(runs, prometheus, wi
     _, data = with_prom
     for run, done, op in zip(data["runs"], (runs["ins"], runs["sel"]), ("insert", "select")):
         params = json.loads((done.folder / "params.json").read_text())
-        start, end = params["started"], params["finished"]
+        start, end = params["started_unix_s"], params["finished_unix_s"]
         assert run["window"] == {"start": start, "end": end}
         step = max(1, math.ceil((end - start) / 120))
         tid = done.folder.name

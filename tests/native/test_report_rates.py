@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from ..support import results_files
 from ..support.kernel import Sampler, busy_cpu_seconds, device_of, proc_cpu_seconds, writes_completed
 from ..support.stack import REPO
 
@@ -35,9 +36,9 @@ CPU_TOLERANCE = 0.1
 def make_run(results: Path, testid: str, start: float, end: float) -> None:
     folder = results / testid
     folder.mkdir(parents=True)
-    (folder / "params.json").write_text(json.dumps({"workload": "burner", "started": start, "finished": end,
-                                                    "knobs": {}, "k6_exit_code": 0}))
-    (folder / "summary.json").write_text(json.dumps({"ops": {}, "errors": 0}))
+    (folder / "params.json").write_text(json.dumps(results_files.params(testid, workload="burner", started=start,
+                                                                        finished=end)))
+    (folder / "summary.json").write_text(json.dumps(results_files.summary(testid, {}, workload="burner")))
 
 
 def report(results: Path, testid: str, prometheus) -> dict:

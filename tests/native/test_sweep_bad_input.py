@@ -108,7 +108,7 @@ def test_resume_of_a_folder_that_is_not_a_sweep(tmp_path):
     (tmp_path / "results" / "x").mkdir(parents=True)
     (tmp_path / "results" / "x" / "sweep.json").write_text("{not json")
     p = sweep_cli(tmp_path / "results", "sql-inserts", "--resume", "x")
-    assert p.returncode == 2 and "--resume x: " in p.stderr and "is not a sweep's" in p.stderr
+    assert p.returncode == 2 and "--resume x: " in p.stderr and "sweep.json is not readable JSON" in p.stderr
 
 
 def test_an_existing_id_is_refused(tmp_path):

@@ -21,6 +21,8 @@ from ybbench.core.files import staged_dir, write_json
 from ybbench.experiments import campaign
 from ybbench.run import k6_process, k6run
 
+from ..support import results_files
+
 SID = "s1"
 K6_LINE = "running (00m01.0s), 1/1 VUs, 10 complete and 0 interrupted iterations\n"
 
@@ -98,13 +100,12 @@ class FakeRun:
                 raise self.fail[testid]
             vus = int(knobs["VUS"])
             code = self.exit_codes.get(testid, 0)
-            write_json(stage / "summary.json", {
-                "ops": {"insert": {"count": 100 * vus, "per_second": 10.0 * vus, "errors": 0,
-                                   "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0, "avg": 1.5}}},
-                "errors": 0, "dropped_iterations": 0, "duration_s": 5})
-            write_json(stage / "params.json", {
-                "workload": workload, "testid": testid, "knobs": knobs, "prometheus": None, "loki": None,
-                "started": 1000.0, "finished": 1005.0, "k6_exit_code": code})
+            write_json(stage / "summary.json", results_files.summary(testid, {
+                "insert": results_files.op(100 * vus, 10.0 * vus,
+                                           latency_ms={"p50": 1.0, "p95": 2.0, "p99": 3.0, "avg": 1.5})},
+                workload=workload, duration_s=5))
+            write_json(stage / "params.json", results_files.params(testid, workload=workload, knobs=knobs,
+                                                                   k6_exit_code=code))
         return k6_process.RunResult(testid, final, code)
 
 

@@ -277,6 +277,8 @@ def test_mixed_kinds_unknown_ids_and_missing_json(tmp_path, results):
     refused(tmp_path, results, "sA", "bad", words=["series bad", "neither a design's analysis", "nor a scale fit"])
     # A design folder of `doe --run` whose analysis is missing.
     (results / "unfinished").mkdir()
-    (results / "unfinished" / "doe.json").write_text(json.dumps({"design_id": "unfinished", "runs": {}}))
+    (results / "unfinished" / "doe.json").write_text(json.dumps({
+        "format_version": 1, "design_id": "unfinished", "file": "d.yaml", "params": {}, "shuffle": 1, "order": [],
+        "prometheus": None, "loki": None, "load": None, "runs": {}, "status": "running"}))
     refused(tmp_path, results, "dA", "unfinished", words=["design unfinished", "no analysis",
                                                            "--resume unfinished"])

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+from ..support import results_files
 from ..support.ybbench_cli import ybbench
 
 TESTID = "r1"
-PARAMS = {"workload": "sql-inserts", "testid": TESTID, "knobs": {}, "started": 1.0, "finished": 2.0}
+PARAMS = results_files.params(TESTID, started=1.0, finished=2.0)
 
 
 def broken_run(tmp_path, fault: str):
@@ -26,7 +27,8 @@ def broken_run(tmp_path, fault: str):
         return folder, f"ybbench: error: run {TESTID}: {folder / 'summary.json'} is not readable JSON: "
     if fault == "summary not an object":
         (folder / "summary.json").write_text("[1, 2]")
-        return folder, f"ybbench: error: run {TESTID}: params.json and summary.json in {folder} must each hold a JSON object"
+        return folder, (f"ybbench: error: run {TESTID}: {folder / 'summary.json'}: field (the file) [1, 2] is not of "
+                        "type 'object'")
     raise AssertionError(fault)
 
 

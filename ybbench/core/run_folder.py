@@ -4,9 +4,14 @@ scale, reproduce, through experiments/campaign.py) comes here, so a missing
 or broken run gets the same error everywhere.
 
 A run's folder holds, from `ybbench run` (run/k6run.py):
-  params.json   what ran, with which knobs, when (started/finished)
+  params.json   what ran, with which knobs, when (started_unix_s/finished_unix_s)
   summary.json  the workload's own summary (k6-scripts/lib/summary.js)
   events.json   the faults it applied, when it had any (run/faults.py)
+
+Every results file read here (these, and the campaigns', compares' and
+analyses' files read through read_json) is checked against its schema and
+read in the current version (core/formats.py: older versions upgraded in
+memory, newer or broken ones refused naming the file, field and version).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ybbench.core import formats
 from ybbench.core.catalog import SECRET_NAMES, TESTID
 from ybbench.core.errors import UserError
 
@@ -25,15 +31,23 @@ EVENTS = "events.json"
 
 def read_json(path: Path, what: str) -> object:
     """A JSON file ours or k6 wrote; `what` names it in the error
-    ("run sql-inserts-1", "sweep s1")."""
+    ("run sql-inserts-1", "sweep s1"). One of ours (formats.kind_of) comes
+    back checked, in the current version."""
     try:
-        return json.loads(path.read_text())
+        doc = json.loads(path.read_text())
     except FileNotFoundError:
         raise UserError(f"{what}: {path.name} is missing in {path.parent}") from None
     except OSError as e:
         raise UserError(f"{what}: cannot read {path}: {e.strerror}") from None
     except ValueError as e:
         raise UserError(f"{what}: {path} is not readable JSON: {e}") from None
+    kind = formats.kind_of(path, doc)
+    if kind is None:
+        return doc
+    try:
+        return formats.upgraded(path, kind, doc)
+    except UserError as e:
+        raise UserError(f"{what}: {e}") from None
 
 
 def summary(folder: Path) -> dict:
@@ -65,10 +79,7 @@ class Run:
     @property
     def window(self) -> tuple[float, float]:
         """When k6 started and ended (unix seconds), as params.json says."""
-        started, ended = self.params.get("started"), self.params.get("finished")
-        if started is None or ended is None:
-            raise UserError(f"run {self.testid}: {PARAMS} has no start/finish time")
-        return started, ended
+        return self.params["started_unix_s"], self.params["finished_unix_s"]
 
     @property
     def knobs(self) -> dict[str, str]:
@@ -83,7 +94,7 @@ class Run:
     def events(self) -> list[dict]:
         """The faults the run applied; none when it had none."""
         path = self.folder / EVENTS
-        return read_json(path, f"run {self.testid}") if path.exists() else []
+        return read_json(path, f"run {self.testid}")["events"] if path.exists() else []
 
 
 def read(folder: Path) -> Run:
@@ -91,10 +102,7 @@ def read(folder: Path) -> Run:
     if not folder.is_dir():
         raise UserError(f"no run {folder.name!r}: {folder} does not exist")
     what = f"run {folder.name}"
-    params, summ = read_json(folder / PARAMS, what), read_json(folder / SUMMARY, what)
-    if not isinstance(params, dict) or not isinstance(summ, dict):
-        raise UserError(f"{what}: {PARAMS} and {SUMMARY} in {folder} must each hold a JSON object")
-    return Run(folder.name, folder, params, summ)
+    return Run(folder.name, folder, read_json(folder / PARAMS, what), read_json(folder / SUMMARY, what))
 
 
 def load(results: Path, testid: str) -> Run:

@@ -26,17 +26,16 @@ results folder: no series folder, no resume.
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, ClassVar
 
-from ybbench.core import run_folder
+from ybbench.core import formats, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
-from ybbench.core.files import keeps_finished, staged_dir, write_json
+from ybbench.core.files import keeps_finished, staged_dir
 from ybbench.core.progress import RunProgress
 from ybbench.run import k6_process, k6run
 
@@ -169,12 +168,12 @@ class Campaign:
         path = self.folder / self.RECORD
         if not path.is_file():
             raise UserError(f"--resume {self.id}: no {self.KIND} at {self.folder} (no {self.RECORD})")
+        old = run_folder.read_json(path, f"--resume {self.id}")  # checked against its schema
         try:
-            old = json.loads(path.read_text())
             before = old["params"]
             if not isinstance(before, dict):
                 raise ValueError("params is not an object")
-        except (ValueError, KeyError, TypeError) as e:
+        except (KeyError, TypeError, ValueError) as e:
             raise UserError(f"--resume {self.id}: {path} is not a {self.KIND}'s ({e})") from None
         for k, v in self.params().items():
             if before.get(k) != v:
@@ -206,6 +205,8 @@ class Campaign:
         growing with each; returns the exit code: 99 when a run's k6 said
         99 (thresholds crossed: errors), else 0."""
         children = self.children()
+        if formats.BY_NAME.get(self.RECORD):
+            doc["format_version"] = formats.version(formats.BY_NAME[self.RECORD])
         staged = self.RECORD is not None and not self.resume  # the folder appears with its first run
         passed: list[str] = []
         keeping = keeps_finished(self.folder, doc, self.RECORD, self.WHAT, self.id) if self.RECORD else nullcontext()
@@ -252,5 +253,5 @@ class Campaign:
         stop = self.add(doc, child, rec)
         if self.RECORD:
             doc["status"] = "stopped early" if stop else "complete" if last else "running"
-            write_json(where / self.RECORD, doc)
+            formats.write(where / self.RECORD, formats.BY_NAME.get(self.RECORD), doc)
         return stop

@@ -30,10 +30,10 @@ import statistics
 import time
 from pathlib import Path
 
-from ybbench.core import bootstrap, latency, run_folder
+from ybbench.core import bootstrap, formats, latency, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
-from ybbench.core.files import staged_dir, write_file, write_json
+from ybbench.core.files import staged_dir, write_file
 from ybbench.core.services import check_ready
 from ybbench.report import seed_charts
 from ybbench.report.charts import png
@@ -364,7 +364,7 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
         prefix = f"{folder.name}-{title.removeprefix('phase ')}-" if title else f"{folder.name}-"
         pngs.update({f"{prefix}{c['id']}.png": c["png"] for c in charts})
     with staged_dir(folder) as stage:
-        write_json(stage / "compare.json", doc)
+        formats.write(stage / "compare.json", "compare", {"format_version": formats.version("compare"), **doc})
         write_file(stage / "compare.html", page(doc, body))
     for name, b64 in pngs.items() if png_dir else ():
         write_file(Path(png_dir) / name, base64.b64decode(b64))

@@ -74,10 +74,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ybbench.core import bootstrap, run_folder
+from ybbench.core import bootstrap, formats, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
-from ybbench.core.files import staged_dir, write_file, write_json
+from ybbench.core.files import staged_dir, write_file
 from ybbench.core.services import check_ready
 from ybbench.experiments.scale import usl
 from ybbench.report.charts import png
@@ -592,7 +592,7 @@ def command(base: str, others: list[str], results: Path, folder: Path, prometheu
     pngs = [_chart(c) for c in doc["comparisons"]]
     text, body = table(doc), page(doc, pngs)
     with staged_dir(folder) as stage:
-        write_json(stage / "compare.json", doc)
+        formats.write(stage / "compare.json", "compare", {"format_version": formats.version("compare"), **doc})
         write_file(stage / "compare.html", body)
     for c, b64 in zip(doc["comparisons"], pngs) if png_dir else ():
         write_file(png_dir / f"{folder.name}-{c['other']}.png", base64.b64decode(b64))

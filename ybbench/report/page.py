@@ -26,9 +26,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from ybbench.core import run_folder
+from ybbench.core import formats, run_folder
 from ybbench.core.errors import UserError
-from ybbench.core.files import write_file, write_json
+from ybbench.core.files import write_file
 from ybbench.core.services import check_ready
 from ybbench.experiments.reproduce import expected
 from ybbench.report import run_rates, seed_charts
@@ -234,8 +234,8 @@ def compared_runs(results: Path) -> dict[Path, set[str]]:
     found = {}
     for doc_path in sorted(results.glob("*/compare.json")):
         try:
-            doc = json.loads(doc_path.read_text())
-        except (OSError, ValueError):
+            doc = run_folder.read_json(doc_path, "compare")
+        except UserError:
             continue
         # A reproduce's compare holds one run comparison per phase.
         docs = [doc, *(doc.get("phases") or {}).values()] if isinstance(doc, dict) else []
@@ -305,7 +305,8 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
         raise UserError(f"--out {out}: expected a .html file")
     if png_dir and png_dir.exists() and not png_dir.is_dir():
         raise UserError(f"--png {png_dir}: exists and is not a folder")
-    data = {"runs": [], "prometheus": prometheus, "not_in_this_version": list(NOT_YET)}
+    data = {"format_version": formats.version("report"), "runs": [], "prometheus": prometheus,
+            "not_in_this_version": list(NOT_YET)}
     data["expected"] = expected_doc
     sections, pngs = [], {}
     compared = compared_runs(results)
@@ -339,7 +340,7 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
             + "</body></html>\n")
     for name, b64 in pngs.items() if png_dir else ():
         write_file(png_dir / name, base64.b64decode(b64))
-    write_json(out.with_suffix(".json"), data)
+    formats.write(out.with_suffix(".json"), "report", data)
     write_file(out, page)
     return out
 

@@ -287,12 +287,12 @@ def to_loki(url: str, testid: str, records: list[dict]) -> None:
     kind="event", testid, action, service}: the dashboards' annotation."""
 
     for r in records:
-        if "time" in r:
+        if "time_unix_s" in r:
             # A role (master-leader) is labelled with the service it was.
             labels = {"job": "ybbench", "kind": "event", "testid": testid, "action": r["action"],
                       "service": r.get("target") or r["service"]}
             line = f"{r['action']} {r['service']}" + (f" ({r['target']})" if r.get("target") else "")
-            logs.push(url, labels, [(int(r["time"] * 1e9), line)])
+            logs.push(url, labels, [(int(r["time_unix_s"] * 1e9), line)])
 
 
 class Schedule:
@@ -315,7 +315,7 @@ class Schedule:
                 return
             started = time.time()
             ok, out = apply(e)
-            self.records.append({"at_s": e.at, "action": e.action, "service": e.service, "time": started,
+            self.records.append({"at_s": e.at, "action": e.action, "service": e.service, "time_unix_s": started,
                                  "took_s": round(time.time() - started, 3), "ok": ok, "output": out[-2000:],
                                  **({"target": e.target} if e.target else {})})
             self.say(f"event: {e}{'' if ok else ' FAILED: ' + out[-300:]}")

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ybbench.core import latency, logs, run_folder
+from ybbench.core import formats, latency, logs, run_folder
 from ybbench.core.catalog import KNOBS, REPO, SCRIPTS, SECRET_NAMES, TESTID, parse_settings, workloads
 from ybbench.core.errors import UserError
-from ybbench.core.files import staged_dir, write_json
+from ybbench.core.files import staged_dir
 from ybbench.run import faults
 from ybbench.run import load_generators as gen
 from ybbench.run.k6_process import (
@@ -116,7 +116,8 @@ def run(
         happened = schedule.finish()
         failed = [e for e in happened if not e["ok"]]
         if planned:
-            write_json(stage / run_folder.EVENTS, happened)
+            formats.write(stage / run_folder.EVENTS, "events",
+                          {"format_version": formats.version("events"), "events": happened})
             if loki:
                 faults.to_loki(loki, testid, happened)
         if loki:
@@ -125,21 +126,25 @@ def run(
             raise UserError(f"{workload} failed (k6 exit {code}): {k6_error(stage / 'k6.log')}")
         finished = time.time()
         summary = stage / run_folder.SUMMARY
+        if summary.exists():  # k6's handleSummary wrote it (k6-scripts/lib/summary.js)
+            formats.check_file(summary, "summary")
         if prometheus and summary.exists():
             for op, lat in latency.fill(summary, prometheus, testid, started, finished).items():
                 if not quiet:
                     print(f"  {op} latency from Prometheus (native histogram): p50 {lat['p50']:.3f} ms, "
                           f"p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms")
-        write_json(
+        formats.write(
             stage / run_folder.PARAMS,
+            "params",
             {
+                "format_version": formats.version("params"),
                 "workload": workload,
                 "testid": testid,
                 "knobs": {k: env[k] for k in KNOBS if k in env and not SECRET_NAMES.search(k)},
                 "prometheus": prometheus,
                 "loki": loki,
-                "started": started,
-                "finished": finished,
+                "started_unix_s": started,
+                "finished_unix_s": finished,
                 "k6_exit_code": code,
             },
         )

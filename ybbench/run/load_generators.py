@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ybbench.core import latency, logs, run_folder
+from ybbench.core import formats, latency, logs, run_folder
 from ybbench.core.catalog import KNOBS, SCRIPTS, SECRET_NAMES
 from ybbench.core.errors import UserError
-from ybbench.core.files import staged_dir, write_json
+from ybbench.core.files import staged_dir
 from ybbench.core.progress import parse_k6_progress
 from ybbench.run import summary_merge
 from ybbench.run.k6_process import K6_DASHBOARD_ENV, K6_GO_ENV, K6_RAN, K6_REPORT, RunResult, k6_error
@@ -167,6 +167,7 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
         finished = max(g.ended for g in gens)
         parts = []
         for g in gens:
+            formats.check_file(g.folder / run_folder.SUMMARY, "summary")
             parts.append(run_folder.read_json(g.folder / run_folder.SUMMARY, f"generator {g.name} (segment {g.segment})"))
         merged = summary_merge.merge(parts, names)
         for entry, g in zip(merged["generators"], gens):
@@ -174,13 +175,13 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
         if prometheus:
             summary_merge.fill_latency(merged, {op: _prometheus_latency(prometheus, testid, op, started, finished)
                                                 for op in merged["ops"]})
-        write_json(stage / run_folder.SUMMARY, merged)
+        formats.write(stage / run_folder.SUMMARY, "summary", merged)
         code = 99 if any(g.code == 99 for g in gens) else 0
-        write_json(stage / run_folder.PARAMS, {
+        formats.write(stage / run_folder.PARAMS, "params", {
             # run.run's params.json, and how the test was split
-            "workload": workload, "testid": testid,
+            "format_version": formats.version("params"), "workload": workload, "testid": testid,
             "knobs": {k: env[k] for k in KNOBS if k in env and not SECRET_NAMES.search(k)},
-            "prometheus": prometheus, "loki": loki, "started": started, "finished": finished, "k6_exit_code": code,
+            "prometheus": prometheus, "loki": loki, "started_unix_s": started, "finished_unix_s": finished, "k6_exit_code": code,
             "generators": n,
             "execution_segments": {g.name: g.segment for g in gens},
             "execution_segment_sequence": sequence,

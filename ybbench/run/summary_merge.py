@@ -12,6 +12,8 @@ over the generators (ybbench/core/latency.py), or are null, and
 
 from __future__ import annotations
 
+from ybbench.core import formats
+
 NO_LATENCY = ("none: percentiles cannot be merged from per-generator summaries; "
               "run with --prometheus to have them from the summed native histograms")
 PROMETHEUS = "prometheus: native histograms of every generator, summed over the run"
@@ -50,6 +52,7 @@ def merge(parts: list[dict], names: list[str]) -> dict:
         for c, n in p["errors_by_class"].items():
             by_class[c] = by_class.get(c, 0) + n
     return {
+        "format_version": formats.version("summary"),
         "workload": first["workload"],
         "testid": first["testid"],
         "scenario": first["scenario"],  # the whole test's options, the same in every segment

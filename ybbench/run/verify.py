@@ -23,10 +23,9 @@ import itertools
 import re
 from pathlib import Path
 
-from ybbench.core import run_folder
+from ybbench.core import formats, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
-from ybbench.core.files import write_json
 from ybbench.run import verify_index, verify_updates, verify_ycsb
 from ybbench.run.verify_base import Attempted, Count, connect as _connect, iterations, example_lines
 
@@ -185,7 +184,8 @@ def command(testid: str, results: str, node: str | None, chunk: int) -> int:
     scheme = (run_folder.read(folder).summary.get("written") or {}).get("scheme")
     other = CHECKS.get(scheme)
     r = (other.check if other else check)(folder, node=node, chunk=chunk)
-    write_json(folder / "verify.json", r)
+    r["format_version"] = formats.version("verify")
+    formats.write(folder / "verify.json", "verify", r)
     for line in (other.lines if other else lines)(r):
         print(line)
     return 0 if r["ok"] else 1

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ybbench.core import charts
+from ybbench.core import charts, formats
 from ybbench.core.errors import UserError
-from ybbench.core.files import staged_dir, write_json
+from ybbench.core.files import staged_dir
 from ybbench.experiments.doe import claims
 from ybbench.experiments.doe.effects import Effects, analyse
 from ybbench.experiments.doe.file import DesignFile, load
@@ -227,7 +227,8 @@ def report(df: DesignFile, out: str | None, alpha: float) -> int:
         try:
             with staged_dir(Path(out)) as stage:
                 plots = _charts(stage, df, eff, columns) if eff is not None else {}
-                write_json(stage / "results.json", _json(df, eff, columns, verdicts, plots, alpha))
+                formats.write(stage / "results.json", "doe-results", {"format_version": formats.version("doe-results"),
+                                                                      **_json(df, eff, columns, verdicts, plots, alpha)})
         except OSError as e:
             raise UserError(f"--out {out}: cannot write: {e.strerror or e}") from None
         lines.append(f"\nwritten: {out}/ (results.json" + (", pareto.png, interaction-*.png)" if eff else ")"))

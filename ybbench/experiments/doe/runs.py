@@ -24,9 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ybbench.core import catalog, run_folder
+from ybbench.core import catalog, formats, run_folder
 from ybbench.core.errors import UserError
-from ybbench.core.files import write_json
 from ybbench.experiments import campaign
 from ybbench.experiments.doe import analysis as doe_report
 from ybbench.experiments.doe.file import DesignFile, load
@@ -246,5 +245,5 @@ def command(a) -> int:
     print(f"\ny = {spec.response} from each run's summary.json (results: {p.folder})\n")
     doe_report.report(p.df, out, a.alpha)
     doc["analysis"] = out
-    write_json(p.folder / "doe.json", doc)
+    formats.write(p.folder / "doe.json", "doe", doc)
     return code

@@ -14,7 +14,6 @@ builds the rows; `ybbench report` shows them (html()).
 from __future__ import annotations
 
 import html as html_mod
-import json
 import math
 import os
 import socket
@@ -23,7 +22,7 @@ import urllib.error
 from dataclasses import dataclass
 from pathlib import Path
 
-from ybbench.core import latency
+from ybbench.core import latency, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.experiments.reproduce.file import MEASURES, Experiment, Figure, Phase
@@ -319,7 +318,4 @@ def for_report(results: Path, testids: list[str], load_run) -> tuple[list[dict],
 
 
 def _read(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except ValueError as ex:
-        raise UserError(f"{path}: unreadable JSON: {ex}") from None
+    return run_folder.read_json(path, f"reproduce {path.parent.name}")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ybbench.core import catalog, charts, run_folder
+from ybbench.core import catalog, charts, formats, run_folder
 from ybbench.core.errors import UserError
-from ybbench.core.files import staged_dir, write_json
+from ybbench.core.files import staged_dir
 from ybbench.experiments import campaign
 from ybbench.experiments.scale import usl
 from ybbench.experiments.scale.file import Cluster, Measurements, Point, load_clusters, load_results
@@ -146,7 +146,8 @@ def _finish(res: dict, out: str | None) -> int:
         try:
             with staged_dir(Path(out)) as stage:
                 res["charts"] = {"scale.png": _chart(stage, res)}
-                write_json(stage / "results.json", res)
+                formats.write(stage / "results.json", "scale-results",
+                              {"format_version": formats.version("scale-results"), **res})
         except OSError as e:
             raise UserError(f"--out {out}: cannot write: {e.strerror or e}") from None
         lines.append(f"\nwritten: {out}/ (results.json, scale.png)")
