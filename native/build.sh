@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Go binaries of the native test stack and of the compose test's
-# stand-in images (the k6s: v1.8.1, v1.1.0 and v2.0.0, Prometheus + promtool,
+# stand-in images (the k6s: v1.8.1, v1.1.0 and v2.2.0, Prometheus + promtool,
 # node_exporter, Loki, Promtail, the Docker Compose v2 CLI plugin) into
 # $YBBENCH_CACHE/bin, outside the repo. A module is rebuilt only when its
 # go.mod, go.sum or sources change, so repeated test runs cost nothing.

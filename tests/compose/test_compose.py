@@ -164,13 +164,37 @@ def test_prometheus_takes_its_retention_from_this_config_file(binaries, tmp_path
 
 
 def test_prometheus_retention_is_in_its_config_not_a_flag(project):
-    """Prometheus 3.13 deprecates --storage.tsdb.retention.*; the config
-    file's storage.tsdb.retention (3.8+) holds it, for compose and the
+    """Prometheus deprecates --storage.tsdb.retention.* since 3.8.0, which
+    added the config file's storage.tsdb.retention: that holds it, for compose and the
     native stack alike."""
     assert not [a for a in project["services"]["prometheus"]["command"] if "retention" in a]
     config = yaml.safe_load((REPO / "prometheus" / "prometheus.yml").read_text())
     assert config["storage"]["tsdb"]["retention"]["time"] == "15d"
     assert not re.search(r"storage\.tsdb\.retention", (REPO / "tests" / "support" / "stack.py").read_text())
+
+
+def env_setting(name: str) -> str:
+    """A setting of compose/.env, read as text (the value Compose would use)."""
+    m = re.search(rf"^{name}=(.*)$", (COMPOSE / ".env").read_text(), re.M)
+    assert m, f"{name} is not in compose/.env"
+    return m.group(1).strip()
+
+
+def test_every_service_keeps_a_bounded_log(binaries):
+    """Every service of every profile rotates its log (Docker's json-file
+    keeps every line otherwise): LOG_MAX_FILE files of LOG_MAX_SIZE from
+    .env, whose product stays at most 200 MiB a container. The stack test
+    (test_compose_stack.py) shows the bound holding and Promtail keeping up."""
+    project = root_config(REPO)
+    size, files = env_setting("LOG_MAX_SIZE"), env_setting("LOG_MAX_FILE")
+    units = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+    assert re.fullmatch(r"\d+[kmg]", size) and re.fullmatch(r"\d+", files), (size, files)
+    assert int(size[:-1]) * units[size[-1]] * int(files) <= 200 * 1024 ** 2, (size, files)
+    unbounded = {name: svc.get("logging") for name, svc in project["services"].items()
+                 if svc.get("logging") != {"driver": "json-file", "options": {"max-size": size, "max-file": files}}}
+    assert not unbounded, unbounded
+    # 4 tservers (yb-tserver-4 under `expand`), 3 masters and 11 others: none left out of the check.
+    assert len(project["services"]) == 18, sorted(project["services"])
 
 
 def test_every_image_is_pinned_from_the_env_file(project):
@@ -295,13 +319,15 @@ def test_compose_targets_are_what_ybbench_targets_writes(tmp_path):
 
 def test_native_binaries_match_the_compose_versions():
     env = dict(l.split("=", 1) for l in (COMPOSE / ".env").read_text().splitlines() if "=" in l and not l.startswith("#"))
-    prom_tag = env["PROMETHEUS_IMAGE"].split(":")[1]  # v3.13.5
+    prom_tag = env["PROMETHEUS_IMAGE"].split(":")[1]  # v3.16.0
     major, minor, patch = prom_tag.lstrip("v").split(".")
     assert f"github.com/prometheus/prometheus v0.{major}{int(minor):02d}.{patch}" in \
         (REPO / "native" / "prometheus" / "go.mod").read_text()
     node_tag = env["NODE_EXPORTER_IMAGE"].split(":")[1]
     assert f"github.com/prometheus/node_exporter {node_tag}" in (REPO / "native" / "node_exporter" / "go.mod").read_text()
     assert "go.k6.io/k6 v1.8.1" in (REPO / "native" / "k6" / "go.mod").read_text()
+    # The tests' k6 v2 build is the compose image's k6 version.
+    assert f"go.k6.io/k6/v2 {env['K6_VERSION']}" in (REPO / "native" / "k6-v2" / "go.mod").read_text()
 
 
 def test_prometheus_config_is_valid(binaries):

@@ -81,7 +81,7 @@ TOOLS = {
     "postgres": dict(present={"bash", "sh", "postgres", "pg_isready", "psql", "initdb"}, absent=set()),
     "yugabytedb": dict(present={"bash", "sh", "curl", "python3", "tini", "ysqlsh", "yb-admin", "yb-master",
                                 "yb-tserver"}, absent={"wget"}),
-    # alpine:3.22 (busybox applets: ash as sh, wget; no bash, no curl;
+    # alpine:3.24 (busybox applets: ash as sh, wget; no bash, no curl;
     # aports main/busybox/busyboxconfig) + ca-certificates + k6
     "k6": dict(present={"k6", "sh", "wget", "cat", "head", "id", "ls", "env", "sleep"},
                absent={"bash", "curl", "python3", "perl", "apt-get", "dpkg"}),

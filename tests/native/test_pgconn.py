@@ -15,7 +15,7 @@ import pytest
 from ..support.stack import REPO
 
 
-# The tests' k6 v1.8.1 and the k6 v2.0.0 build (the compose image's k6):
+# The tests' k6 v1.8.1 and the k6 v2.2.0 build (the compose image's k6):
 # the same Go code under each k6's JavaScript runtime.
 @pytest.mark.parametrize("k6", ["k6", "k6-v2"])
 def test_pgconn_api_against_postgres(binaries, postgres, tmp_path, k6):
