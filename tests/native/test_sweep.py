@@ -24,6 +24,7 @@ from ybbench.experiments.sweep import runs as sweep
 from ybbench.experiments.sweep import saturation
 from ybbench.run import k6_process, k6run
 
+from ..support import results_files
 from ..support.stack import BIN, REPO, wait_until
 from ..support.ybbench_cli import ybbench_run
 
@@ -131,11 +132,11 @@ class FakeRun:
         self.ran.append(n)
         x = self.series[n]
         with staged_dir(results / testid) as stage:
-            write_json(stage / "summary.json", {
-                "ops": {"insert": {"count": int(x * 3), "per_second": x, "errors": 0,
-                                   "latency_ms": {"p50": 0.1 * n, "p95": 0.2 * n, "p99": 0.3 * n, "avg": 0.1 * n}}},
-                "errors": 0, "dropped_iterations": 0, "duration_s": 3.0})
-            write_json(stage / "params.json", {"workload": workload, "knobs": knobs, "k6_exit_code": 0})
+            write_json(stage / "summary.json", results_files.summary(testid, {
+                "insert": results_files.op(int(x * 3), x, latency_ms={"p50": 0.1 * n, "p95": 0.2 * n,
+                                                                      "p99": 0.3 * n, "avg": 0.1 * n})},
+                workload=workload, duration_s=3.0))
+            write_json(stage / "params.json", results_files.params(testid, workload=workload, knobs=knobs))
         return k6_process.RunResult(testid, results / testid, 0)
 
 
