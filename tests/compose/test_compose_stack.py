@@ -486,6 +486,67 @@ def test_a_ysql_error_reaches_loki_with_its_level(stack, loki):
         rf'^\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \S+ \[\d+\] ERROR:  relation "{table}" does not exist', line)], lines
 
 
+# A small log bound for the test (the stack's own is in compose/.env): 2
+# files of 200 KiB. CHATTER writes 5,000 lines of ~300 bytes on disk
+# (~1.5 MB, 3.7x the bound) at 50 lines every 0.1 s (~150 kB/s), after 4 s
+# for Promtail (2 s discovery) to find the container; a file then fills in
+# ~1.3 s, the time Promtail may fall behind before lines rotate away.
+LOG_BOUND = {"LOG_MAX_SIZE": "200k", "LOG_MAX_FILE": "2"}
+BOUND_BYTES = 2 * 200 * 1024
+CHATTER_LINES = 5000
+CHATTER = """pad=$(head -c 200 /dev/zero | tr '\\0' x)
+sleep 4
+i=0
+while [ $i -lt {lines} ]; do
+  echo "{tag} line $i $pad"
+  i=$((i+1))
+  [ $((i % 50)) -ne 0 ] || usleep 100000
+done
+sleep 4"""
+
+
+def chatter(stack, tag: str, *files: str) -> tuple[str, int]:
+    """Run CHATTER as a one-off `secrets` container (busybox), under the
+    test's log bound and any extra compose files; its name and the bytes
+    of its json-file log on disk (the file and its rotated .1, .2, ...)."""
+    name = f"{PROJECT}-{tag}"
+    extra = [a for f in files for a in ("-f", f)]
+    stack(*extra, "run", "-d", "--no-deps", "--name", name, "secrets", "sh", "-c",
+          CHATTER.format(lines=CHATTER_LINES, tag=tag), env=LOG_BOUND)
+    try:
+        subprocess.run(["docker", "wait", name], capture_output=True, check=True, timeout=120)
+        log = Path(subprocess.run(["docker", "inspect", "-f", "{{.LogPath}}", name], capture_output=True, text=True,
+                                  check=True).stdout.strip())
+        written = sum(f.stat().st_size for f in log.parent.glob(log.name + "*"))
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
+    return name, written
+
+
+def test_a_log_past_its_bound_is_rotated_and_promtail_keeps_every_line(stack, loki, tmp_path):
+    """compose's logging options (x-logging): a container that writes 3.7x
+    its bound keeps at most the bound on disk, and Promtail still ships
+    every line to Loki (counted there). The control, the same service with
+    its logging options reset, keeps all of it (Docker's default)."""
+    tag = f"logbound{uuid.uuid4().hex[:6]}"
+    name, written = chatter(stack, tag)
+    # Docker rotates before a write once a file has reached max-size: each file may pass it by one line.
+    assert written <= BOUND_BYTES + 2 * 400, written
+    query = f'sum(count_over_time({{service="secrets", container="{name}"}} |= "{tag} line" [10m]))'
+
+    def counted():
+        result = loki.get("/loki/api/v1/query", query=query)["data"]["result"]
+        assert result and int(result[0]["value"][1]) == CHATTER_LINES, result
+        return True
+
+    eventually(counted, f"all {CHATTER_LINES} lines of {name} in Loki", timeout=60)
+
+    unbounded = tmp_path / "unbounded-logs.yml"
+    unbounded.write_text("services:\n  secrets:\n    logging: !reset null\n")
+    _, control = chatter(stack, f"nobound{uuid.uuid4().hex[:6]}", str(unbounded))
+    assert control > 3 * BOUND_BYTES, control
+
+
 def test_prometheus_keeps_the_retention_its_config_file_sets(stack, prom):
     """storage.tsdb.retention.time in prometheus/prometheus.yml, and no
     retention flag on the container's command line (15d is also
