@@ -12,6 +12,7 @@ import pytest
 
 from ybbench.core.files import write_json
 
+from ..support import results_files
 from ..support.stack import BIN, REPO, free_port
 
 
@@ -74,7 +75,10 @@ def test_k6_missing_is_refused(tmp_path):
 def make_sweep(results, sid, **params):
     """A sweep folder as `ybbench sweep` leaves it after vus 1 and 2."""
     p = {"workload": "sql-inserts", "mode": "closed", "step_duration": "3s", "settings": {"TABLE": "t"}, **params}
-    write_json(results / sid / "sweep.json", {"params": p, "steps": []})
+    write_json(results / sid / "sweep.json", {
+        "format_version": 1, "sweep_id": sid, "params": p, "steps_planned": [1, 2, 4], "prometheus": None,
+        "loki": None, "steps": [], "status": "interrupted", "stopped_early": False, "ceiling": None, "knee": None,
+        "rules": []})
     for n in (1, 2):
         (results / sid / f"{sid}-vus{n}").mkdir()
     return sorted(str(f) for f in results.rglob("*"))
@@ -131,8 +135,8 @@ def test_resume_of_a_step_that_ran_other_knobs_is_refused(tmp_path):
     make_sweep(results, "s")
     for n in (1, 2):
         step = results / "s" / f"s-vus{n}"
-        write_json(step / "summary.json", {"ops": {}, "errors": 0, "dropped_iterations": 0, "duration_s": 3})
-        write_json(step / "params.json", {"workload": "sql-inserts", "k6_exit_code": 0,
-                                          "knobs": {"TABLE": "t", "DURATION": "3s", "VUS": "7" if n == 2 else "1"}})
+        write_json(step / "summary.json", results_files.summary(step.name, {}, duration_s=3))
+        write_json(step / "params.json", results_files.params(step.name, knobs={
+            "TABLE": "t", "DURATION": "3s", "VUS": "7" if n == 2 else "1"}))
     p = sweep_cli(results, "sql-inserts", "--vus", "1,2", *SAME, "--resume", "s")
     assert p.returncode == 2 and "step s-vus2 ran other parameters than this sweep's: sql-inserts VUS=7" in p.stderr
