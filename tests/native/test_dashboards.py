@@ -20,11 +20,14 @@ import pytest
 from ybbench.dashboards import OUT, render
 from ybbench.run import faults as events
 
-from ..compose.images.yugabytedb.yb_standin import ADVANCE_PER_S, rate_of
+from ..compose.images.yugabytedb.yb_standin import ADVANCE_PER_S  # the fixtures' setting
 from ..support import log_samples, promtail
-from ..support.captures import capture_series_per_tserver
+from ..support import yb_panels
+from ..support.captures import capture_names
 from ..support.dashboards import all_queries, boards, fill, logql_failures, logql_queries, panels, promql_queries, run_logql
 from ..support.kernel import Sampler, busy_cpu_seconds
+from ..support.known_rates import (ANY, KNOWN_RATES, counters_read, counts_statements, known_rate,
+                                   per_instance, read_by_ybbench)
 from ..support.stack import BIN, REPO, wait_until
 from ..support.ybbench_cli import ybbench_run
 
@@ -201,66 +204,109 @@ def test_every_panel_query_returns_data(live, prometheus, query):
     assert any(v == v for v in values), f"{query}: only NaN from {expr}"
 
 
-# What each YugabyteDB rate panel must read, by (board, panel, legend after
-# the tserver's name): the counters YugabyteDB exports for it (REFERENCE.md).
-RATE_PANELS = {
-    ("storage.json", "WAL bytes written/s per node", ""): "log_bytes_logged",
-    ("storage.json", "Flush and compaction bytes/s per node", "flush"): "rocksdb_flush_write_bytes",
-    ("storage.json", "Flush and compaction bytes/s per node", "compaction read"): "rocksdb_compact_read_bytes",
-    ("storage.json", "Flush and compaction bytes/s per node", "compaction write"): "rocksdb_compact_write_bytes",
-    ("disk-cache.json", "Block cache hits and misses/s per node", "hit"): "rocksdb_block_cache_hit",
-    ("disk-cache.json", "Block cache hits and misses/s per node", "miss"): "rocksdb_block_cache_miss",
-    ("disk-cache.json", "Block cache misses/s by block type", "data"): "rocksdb_block_cache_data_miss",
-    ("disk-cache.json", "Block cache misses/s by block type", "index"): "rocksdb_block_cache_index_miss",
-    ("disk-cache.json", "Block cache misses/s by block type", "filter"): "rocksdb_block_cache_filter_miss",
-}
-
-
-def _medians(prometheus, expr: str, start: float, end: float, by: str) -> dict[str, float]:
+def _medians(prometheus, expr: str, start: float, end: float, by) -> dict[str, float]:
+    """Each series' median over the range, by one label's value or by a
+    function naming a series from its labels."""
     got = prometheus.api("query_range", query=expr, start=start, end=end, step="2")["result"]
+    name = by if callable(by) else (lambda labels: labels.get(by, ""))
     out = {}
     for s in got:
         values = sorted(float(v) for _, v in s["values"] if v != "NaN")
         if values:
-            out[s["metric"].get(by, "")] = values[len(values) // 2]
+            out[name(s["metric"])] = values[len(values) // 2]
     return out
 
 
+def _full_rule_windows(prometheus) -> float:
+    """Now, once every YugabyteDB endpoint has been scraped for more than the
+    rules' 1m window and a rate interval (80 s at 5 s scrapes): earlier, a
+    window holding a series' first sample reads low."""
+    wait_until(lambda: len(prometheus.query('count_over_time(up{job="yugabytedb"}[80s]) >= 16')) == 4,
+               "80 s of scrapes of each YugabyteDB endpoint", timeout=120)
+    return time.time()
+
+
+def test_every_counter_ybbench_reads_moves_at_a_rate_of_its_own(prometheus):
+    """Issue 32: the counters that ybbench's dashboards, recording rules and
+    report read (as Prometheus resolves their selectors) are exactly those
+    known_rates.py gives a rate of their own, no two the same; and the
+    stand-in serves each at that rate: the slope between a series' first and
+    last raw samples of 30 s (each sample carries its own time) is
+    ADVANCE_PER_S x its rate, or more for YSQL's statement counters, which
+    the test PostgreSQL's statements also move."""
+    wait_until(lambda: len(prometheus.query('count_over_time(up{job="yugabytedb"}[30s]) >= 4')) == 4,
+               "four scrapes of each YugabyteDB endpoint", timeout=60)
+    read = read_by_ybbench(prometheus)
+    assert set(read) == set(KNOWN_RATES), {n: read.get(n) for n in set(read) ^ set(KNOWN_RATES)}
+    rates = [known_rate(n) for n in read]
+    assert len(set(rates)) == len(rates), sorted(rates)
+    at = time.time()
+    for name in read:
+        series = prometheus.api("query", query=f'{{saved_name="{name}"}}[30s]', time=f"{at:.3f}")["result"]
+        assert series, name
+        for s in series:
+            (t0, v0), (t1, v1) = [(float(t), float(v)) for t, v in (s["values"][0], s["values"][-1])]
+            slope, want = (v1 - v0) / (t1 - t0), ADVANCE_PER_S * known_rate(name)
+            if counts_statements(name):
+                assert slope >= want * (1 - 1e-3), (name, s["metric"])
+            else:
+                assert slope == pytest.approx(want, rel=1e-3), (name, s["metric"])
+
+
 def test_yugabytedb_rate_panels_move_at_the_stand_ins_known_rates(live, prometheus):
-    """Every per-tserver rate panel of a YugabyteDB counter reads what the
-    stand-in serves: each series of the capture grows by ADVANCE_PER_S x
-    rate_of(metric) a second (1 to 9 by metric, so a panel reading another
-    counter, or hits and misses swapped, is off by a whole factor); a
-    tserver's panel value is that times its series in the capture."""
-    values, seen = _values(live), set()
-    for name, board in boards().items():
-        for panel in panels(board):
-            for target in panel.get("targets", []):
-                if not re.fullmatch(r"sum by \(exported_instance\) \(rate\(\w+\{export_type=\"tserver_export\".*",
-                                    target.get("expr", "")) or panel["title"] == "Block cache hit ratio":
-                    continue
-                key = (name, panel["title"], target["legendFormat"].removeprefix("{{exported_instance}}").strip())
-                assert key in RATE_PANELS, f"a rate panel this test does not know: {key}"
-                seen.add(key)
-                metric = RATE_PANELS[key]
-                want = {i: n * ADVANCE_PER_S * rate_of(metric) for i, n in capture_series_per_tserver(metric).items()}
-                got = _medians(prometheus, fill(target["expr"], values), live["start"], live["end"],
-                               "exported_instance")
-                assert set(got) == set(want), key
-                for inst, v in got.items():
-                    assert v == pytest.approx(want[inst], rel=0.02), f"{key} on {inst}: reads {metric}?"
-    assert seen == set(RATE_PANELS)
+    """Every panel query that reads a counter the YugabyteDB stand-in moves,
+    whatever its shape (a rate per tserver, a ratio, a recording rule by
+    statement type), reads the counters tests/support/yb_panels.py names
+    for it (as Prometheus resolves its selectors) and shows, per legend, the
+    value worked out there from the rates of known_rates.py: each series of
+    the capture grows by ADVANCE_PER_S x its counter's rate, no two counters
+    read at the same rate, so a panel reading one for another (index misses
+    for hits) is off by a whole factor. A YugabyteDB panel this test does
+    not know fails. YSQL's statement counters also count the test
+    PostgreSQL's statements: those series are bounded below. Read over the
+    last 20 s with the rules' windows full; the selected-runs stat over the
+    live runs, the only time it has values."""
+    now = _full_rule_windows(prometheus)
+    expected = yb_panels.expectations()
+    # Every PromQL target that reads a moving YugabyteDB counter; the others
+    # read k6, the hosts, PostgreSQL or sizes (tested above and below).
+    targets = [((name, panel["title"], t["legendFormat"]), t["expr"], read) for name, board in boards().items()
+               for panel in panels(board) for t in panel.get("targets", []) if t["datasource"]["type"] == "prometheus"
+               if (read := counters_read(prometheus, fill(t["expr"], ANY)))]
+    seen = set()
+    for key, expr, read in targets:
+        title, fmt = key[1:]
+        assert key in expected, f"a YugabyteDB panel this test does not know: {key} reads {sorted(read)}"
+        seen.add(key)
+        reads, want = expected[key]
+        assert read == reads, f"{key} reads {sorted(read ^ reads)} (expected or not)"
+        stat = "selected runs" in title  # values only while a selected run runs
+        values = _values(live) if stat else {**_values(live), "testid": ".*"}
+        start, end = (live["start"], live["end"]) if stat else (now - 20, now)
+        got = _medians(prometheus, fill(expr, values), start, end, lambda labels: yb_panels.legend(fmt, labels))
+        assert set(got) == set(want), key
+        for series, v in got.items():
+            lo, hi = want[series]
+            assert lo < v < hi, f"{key} {series}: {v}, expected in ({lo}, {hi})"
+    assert seen == set(expected)
 
 
 def test_block_cache_hit_ratio_is_hits_over_lookups_of_the_known_rates(live, prometheus):
+    """hits / (hits + misses) of the known rates, and no other counter that
+    ybbench reads, taken for the hits or the misses, gives the same ratio."""
     (panel,) = [p for p in panels(boards()["disk-cache.json"]) if p["title"] == "Block cache hit ratio"]
     (target,) = panel["targets"]
-    got = _medians(prometheus, fill(target["expr"], _values(live)), live["start"], live["end"], "exported_instance")
-    hits, misses = (capture_series_per_tserver(f"rocksdb_block_cache_{k}") for k in ("hit", "miss"))
+    now = _full_rule_windows(prometheus)
+    got = _medians(prometheus, fill(target["expr"], _values(live)), now - 20, now, "exported_instance")
+    hits, misses = per_instance("rocksdb_block_cache_hit"), per_instance("rocksdb_block_cache_miss")
     assert got and set(got) == set(hits)
     for inst, ratio in got.items():
-        h, m = hits[inst] * rate_of("rocksdb_block_cache_hit"), misses[inst] * rate_of("rocksdb_block_cache_miss")
-        assert ratio == pytest.approx(h / (h + m), rel=0.02), inst
+        h, m = hits[inst], misses[inst]
+        assert ratio == pytest.approx(h / (h + m), rel=1e-3), inst
+        for other in set(KNOWN_RATES) - {"rocksdb_block_cache_hit", "rocksdb_block_cache_miss"}:
+            x = per_instance(other, capture_names()[other]).get(inst, 0.0)
+            for wrong in (x / (x + m), h / (h + x)):
+                assert wrong != pytest.approx(ratio, rel=0.01), (other, wrong)
 
 
 def test_k6_panels_mid_run_read_the_runs_summary(live, prometheus):
@@ -312,9 +358,11 @@ def test_run_stats_read_the_runs_own_window(live, prometheus):
     assert ops == pytest.approx(ins.digest()["ops"]["insert"]["per_second"], rel=0.15)
     assert _stat(prometheus, "overview.json", "k6 VUs (selected runs, most)", values, lo, hi) == 4
     # YSQL ops/s: the statements PostgreSQL counted (pg_stat_statements, served by the stand-in
-    # as YSQL's SQLProcessor counters) are k6's inserts; 15% as for k6's own rate.
+    # as YSQL's SQLProcessor counters) are k6's inserts, on top of the stand-in's own advance of
+    # those counters (known_rates.py); 15% as for k6's own rate.
     ysql = _stat(prometheus, "overview.json", "YSQL ops/s (cluster, selected runs)", values, lo, hi)
-    assert ysql == pytest.approx(ins.digest()["ops"]["insert"]["per_second"], rel=0.15)
+    advance = sum(yb_panels.ysql_advance_per_node().values())
+    assert ysql == pytest.approx(ins.digest()["ops"]["insert"]["per_second"] + advance, rel=0.15)
     # The control: the stat as it was (the last value of a 1m rate, once a per-run recording rule,
     # removed for this) reads far from the run.
     old = prometheus.api("query_range", query=f'sum(rate(k6_iterations_total{{testid="{live["ins_testid"]}", '
@@ -374,7 +422,7 @@ def logs_live(loki, postgres, tmp_path_factory):
     # An event as `ybbench run --event` ships it (ybbench/run/faults.py; a real one
     # needs the compose stack: tests/compose/test_compose_stack.py).
     events.to_loki(loki.url, f"{run}-cli", [{"at_s": 1.0, "action": "stop", "service": "yb-tserver-2",
-                                             "time": time.time(), "ok": True}])
+                                             "time_unix_s": time.time(), "ok": True}])
     wait_until(lambda: loki.lines(f'{{testid="{run}-cli"}}'), "the run's k6 log in Loki", timeout=30)
     values = {"testid": f"{run}-.*", "service": ".+", "__interval": "20s"}
     return {"values": values, "start": start - 30, "end": time.time() + 1}

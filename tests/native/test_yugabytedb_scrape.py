@@ -10,7 +10,8 @@ import re
 import pytest
 
 from ..support import shared
-from ..compose.images.yugabytedb.yb_standin import ADVANCE_PER_S, rate_of
+from ..compose.images.yugabytedb.yb_standin import ADVANCE_PER_S  # the fixtures' setting
+from ..support.known_rates import known_rate
 from ..support.stack import SHARED, wait_until
 
 DASHBOARD_12620 = SHARED / "fixtures" / "grafana-12620" / "YugabyteDB.json"
@@ -62,7 +63,7 @@ def test_tserver_write_and_read_handlers(scraped, method):
 
 def test_counters_move_by_the_known_amount_and_gauges_stand_still(scraped):
     """The captures served as a live server's counters: each grows by
-    ADVANCE_PER_S x rate_of(its metric) a second (yb_standin.py), and each
+    ADVANCE_PER_S x its metric's rate a second (known_rates.py), and each
     sample carries the time of its value, so the slope between two samples
     is exactly that (0.1% for float rounding); gauges keep their values."""
     wait_until(lambda: len(scraped.query('count_over_time(up{job="yugabytedb"}[30s]) >= 4')) == 4,
@@ -76,7 +77,7 @@ def test_counters_move_by_the_known_amount_and_gauges_stand_still(scraped):
         assert raw, metric
         for r in raw:  # the slope between the first and last raw samples
             (t0, v0), (t1, v1) = [(float(t), float(v)) for t, v in (r["values"][0], r["values"][-1])]
-            want = ADVANCE_PER_S * rate_of(name)
+            want = ADVANCE_PER_S * known_rate(name)
             assert (v1 - v0) / (t1 - t0) == pytest.approx(want, rel=0.001), (metric, r["values"])
     sizes = scraped.query('deriv(rocksdb_current_version_sst_files_size{export_type="tserver_export"}[30s])')
     assert sizes and all(float(r["value"][1]) == 0 for r in sizes)

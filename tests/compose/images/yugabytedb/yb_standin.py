@@ -114,17 +114,39 @@ class _Server(ThreadingHTTPServer):
 # every rate panel would read 0. Served with advance > 0, every counter
 # of a capture grows by advance x rate_of(its name) per second since the
 # server started: a known amount the tests check rates against (n series
-# of a metric summed: n x advance x rate_of(metric)), different for
-# different metrics so that a query reading the wrong one (hits for misses)
-# is caught. The YSQL statement counters also add the statements PostgreSQL
+# of a metric summed: n x advance x rate_of(metric)). The counters that
+# ybbench's dashboards, recording rules and report read each grow at a
+# rate none of the others shares (READ_BY_YBBENCH: the n-th at n), so that
+# a query reading one for another (index misses for hits) reads another
+# number; tests/native/test_dashboards.py checks that list against what
+# they read. The YSQL statement counters also add the statements PostgreSQL
 # really executed (pg_stat_statements), so YSQL's panels show a run's
 # statements while it runs.
 ADVANCE_PER_S = 1.0
+_HANDLER = "handler_latency_yb_"
+READ_BY_YBBENCH = (
+    # 1 and 2: YSQL's catalog cache misses come as 80 and 47 series, each
+    # counting towards YSQL's ops/s: the slowest, so that a run's
+    # statements stay most of what the ops/s panels show.
+    f"{_HANDLER}ysqlserver_SQLProcessor_CatalogCacheMisses_count",
+    f"{_HANDLER}ysqlserver_SQLProcessor_CatalogCacheTableMisses_count",
+    "rocksdb_block_cache_hit", "rocksdb_block_cache_miss", "rocksdb_block_cache_data_miss",
+    "rocksdb_block_cache_index_miss", "rocksdb_block_cache_filter_miss",
+    "log_bytes_logged", "rocksdb_flush_write_bytes", "rocksdb_compact_read_bytes", "rocksdb_compact_write_bytes",
+    *(f"{_HANDLER}tserver_TabletServerService_{m}_{s}" for m in ("Read", "Write") for s in ("count", "sum")),
+    # YSQL's statement types, counts then sums (so that no two types' sum
+    # over count are near).
+    *(f"{_HANDLER}ysqlserver_SQLProcessor_{m}_{s}" for s in ("count", "sum")
+      for m in ("SelectStmt", "InsertStmt", "UpdateStmt", "DeleteStmt", "BeginStmt", "CommitStmt", "RollbackStmt",
+                "OtherStmts", "Transactions", "SingleShardTransactions", "AggregatePushdowns")),
+)
+_READ_RATE = {metric: n for n, metric in enumerate(READ_BY_YBBENCH, 1)}
 
 
 def rate_of(metric: str) -> int:
-    """1 to 9: how many times ADVANCE_PER_S this metric's series grow."""
-    return 1 + zlib.crc32(metric.encode()) % 9
+    """How many times ADVANCE_PER_S this metric's series grow: its place in
+    READ_BY_YBBENCH (from 1), 1 to 9 for the others."""
+    return _READ_RATE.get(metric) or 1 + zlib.crc32(metric.encode()) % 9
 
 
 # RocksDB's statistics tickers count up, but YugabyteDB exports them as
