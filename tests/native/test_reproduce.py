@@ -10,6 +10,7 @@ import json
 import math
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ import yaml
 from ybbench.experiments.reproduce import expected
 from ybbench.experiments.reproduce import file as experiment_file
 
-from ..support import shared, ybbench_cli
+from ..support import kernel, promrate, shared, ybbench_cli
+from ..support.disk_reader import DirectReader
 from ..support.stack import BIN, REPO, SHARED, free_port, wait_until
 
 SEEDS = SHARED / "seeds"
@@ -384,16 +386,41 @@ def test_host_figures_come_from_node_exporter_over_the_phase(postgres, prometheu
     wait_until(lambda: scrapes() >= 3, "3 node_exporter scrapes in Prometheus", timeout=60)
     env = postgres.env()
     env.update(K6=str(BIN / "k6"), K6_PROMETHEUS_RW_PUSH_INTERVAL="1s")
-    r = cli("reproduce", str(f), "--duration", "3s", "--id", "rph", "--results", str(tmp_path / "results"),
-            "--prometheus", prometheus.url, "--set", f"YSQL_NODES=127.0.0.1:{postgres.port}",
-            "--set", f"DB_USER={postgres.user}", "--set", f"DB_NAME={postgres.database}", env=env)
+    results = tmp_path / "results"
+    # The kernel's disk counters, from before the figures' window: it reaches
+    # 15 s back from the phase's end, to before the CLI starts.
+    disks = kernel.disks()
+    counters = {(d, k): kernel.Sampler(lambda d=d, k=k: kernel.diskstats([d])[k])
+                for d in disks for k in ("reads", "read_bytes")}
+    time.sleep(5)
+    # Known disk reads during k6's run, and only then: from when its log
+    # opens to when its summary is written (both in the phase's staging
+    # folder, inside the staged series folder .rph.*).
+    ours = kernel.device_of(tmp_path)
+    assert ours in disks
+
+    def staged(name: str) -> bool:
+        return bool(list(results.glob(f"*/.rph-insert.*/{name}")))
+    reader = DirectReader(tmp_path / "read-me", begin=lambda: staged("k6.log"),
+                          end=lambda: staged("summary.json") or (results / "rph" / "rph-insert").exists())
+    try:
+        # 12 s: the window's scrapes (5 s apart) are at least 5 s into the reads.
+        r = cli("reproduce", str(f), "--duration", "12s", "--id", "rph", "--results", str(results),
+                "--prometheus", prometheus.url, "--set", f"YSQL_NODES=127.0.0.1:{postgres.port}",
+                "--set", f"DB_USER={postgres.user}", "--set", f"DB_NAME={postgres.database}", env=env)
+    finally:
+        reader.stop()
+        for c in counters.values():
+            c.stop()
     assert r.returncode == 0, r.stdout + r.stderr
-    out = json.loads((tmp_path / "results" / "rph" / "reproduce.json").read_text())
+    out = json.loads((results / "rph" / "reproduce.json").read_text())
     ph = out["phases"][0]
     rows = {row["figure"]: row for row in ph["rows"]}
+    # The phase: k6's start and end, as its run recorded them; the known reads began after its start.
+    start, end = ph["window"]
+    assert reader.times and start < reader.times[0]
     # The same CPU, asked of Prometheus independently: busy share of every
     # CPU's time over the phase's window (15 s at least), at its end.
-    start, end = ph["window"]
     w = f"{max(15, math.ceil(end - start))}s"
     idle = prometheus.api("query", query=f'sum(rate(node_cpu_seconds_total{{mode="idle"}}[{w}])) / '
                                          f'count(node_cpu_seconds_total{{mode="idle"}})', time=f"{end:.3f}")
@@ -403,12 +430,32 @@ def test_host_figures_come_from_node_exporter_over_the_phase(postgres, prometheu
     cpu = rows["CPU"]
     assert 0 < cpu["observed"]["value"] <= 100 and cpu["observed"]["value"] == pytest.approx(busy, rel=1e-6)
     assert cpu["ratio"] == pytest.approx(cpu["observed"]["value"] / 78)
-    reads = rows["disk reads"]["observed"]
-    assert reads is not None and reads["per_node"] >= 0
+
+    # Disk reads: the kernel's counts at the times of the scrapes that
+    # rate() over the phase's window reads, scaled as rate() scales them.
+    # Prometheus gives only those scrapes' times (and the counter's value,
+    # for the never-before-zero bound), not the figure.
+    reads = bytes_read = 0.0
+    for d in disks:
+        (raw,) = prometheus.api("query", query=f'node_disk_reads_completed_total{{job="node", device="{d}"}}[10m]',
+                                time=f"{end + 60:.3f}")["result"]
+        win = promrate.window([(float(t), float(v)) for t, v in raw["values"]], end, float(w[:-1]))
+        assert win, f"fewer than 2 scrapes of {d} in the {w} before the phase's end"
+        grew = {k: counters[(d, k)].value_at(win.last) - counters[(d, k)].value_at(win.first)
+                for k in ("reads", "read_bytes")}
+        reads, bytes_read = reads + grew["reads"] * win.scale, bytes_read + grew["read_bytes"] * win.scale
+        if d == ours:
+            known = reader.between(win.first, win.last)
+            # Ours are there: paced at 200/s, 5 s of them at least lie between the scrapes.
+            assert known >= 100 and grew["reads"] >= 0.95 * known, (known, grew)
+            # node_exporter reads the kernel some ms after its scrape's time: a few reads each end.
+            slack = 20 * win.scale
+    # Per node: the one node here.
     assert "node_disk_reads_completed_total" in rows["disk reads"]["source"]
-    size = rows["read size"]
-    no_reads = "no disk reads in the window (the data is read from memory here)"
-    assert size["observed"] is not None or size["not_observed"] == no_reads
+    assert rows["disk reads"]["observed"]["per_node"] == pytest.approx(reads, rel=0.05, abs=slack)
+    # Read size: bytes per read over the same scrapes (their scale cancels), in KiB.
+    size = rows["read size"]["observed"]
+    assert size["value"] == pytest.approx(bytes_read / reads / 1024, rel=0.05)
 
 
 def test_a_failed_first_phase_leaves_no_folder(postgres, tmp_path):

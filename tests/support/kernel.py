@@ -58,12 +58,31 @@ def device_of(path: Path) -> str:
 
 
 def writes_completed(device: str) -> float:
+    return diskstats([device])["writes"]
+
+
+def disks() -> list[str]:
+    """This host's disks: whole block devices with hardware (or a virtio
+    device) behind them. Loop, device-mapper and md devices have none (their
+    reads land on a disk, and are counted there), nor has zram (memory)."""
+    return sorted(d.name for d in Path("/sys/block").iterdir() if (d / "device").exists())
+
+
+def diskstats(devices: list[str]) -> dict[str, float]:
+    """reads, bytes read and writes completed, summed over devices, from
+    /proc/diskstats (Documentation/admin-guide/iostats.rst: fields 1, 3 and
+    5 after the name; sectors are 512 bytes whatever the device's)."""
+    total, seen = {"reads": 0.0, "read_bytes": 0.0, "writes": 0.0}, set()
     with open("/proc/diskstats") as f:
         for line in f:
             parts = line.split()
-            if parts[2] == device:
-                return float(parts[7])
-    raise AssertionError(f"{device} not in /proc/diskstats")
+            if parts[2] in devices:
+                seen.add(parts[2])
+                total["reads"] += float(parts[3])
+                total["read_bytes"] += float(parts[5]) * 512
+                total["writes"] += float(parts[7])
+    assert seen == set(devices), f"{set(devices) - seen} not in /proc/diskstats"
+    return total
 
 
 def proc_cpu_seconds(pid: int) -> float:
