@@ -10,11 +10,14 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 import re
+import statistics
 import uuid
 
 import pytest
 
+from ..support import promrate
 from ..support.captures import capture_names, capture_per_tserver
 from ..support.known_rates import KNOWN_RATES, per_instance
 from ..support.stack import Prometheus, wait_until
@@ -101,9 +104,12 @@ def test_block_cache_is_the_captures_counters_per_tserver(run, prometheus):
             assert not {o: v for o, v in others.items() if v == pytest.approx(want, rel=0.01)}, name
 
 
-def test_disk_iops_whole_run_is_the_raw_counters_difference(run, prometheus):
+def test_disk_iops_whole_run_and_curve_are_the_raw_counters_arithmetic(run, prometheus):
     chart = _chart(run, "disk_iops")
-    window = run["window"]
+    window, step = run["window"], chart["step"]
+    # The curve's points: every step of the run from its start, in ms as
+    # Prometheus evaluates them.
+    grid = range(round(window["start"] * 1000), round(window["end"] * 1000) + 1, round(step * 1000))
     for suffix, metric in (("r/s", "node_disk_reads_completed_total"), ("w/s", "node_disk_writes_completed_total")):
         raw = _raw(prometheus, metric, window)
         assert {f"{dict(k)['instance']} {dict(k)['device']} {suffix}" for k in raw} == \
@@ -114,9 +120,17 @@ def test_disk_iops_whole_run_is_the_raw_counters_difference(run, prometheus):
             whole = chart["figures"][name]["whole_run"]
             assert (whole["t0"], whole["t1"]) == (t0, t1)
             assert whole["value"] == pytest.approx((v1 - v0) / (t1 - t0), rel=1e-9, abs=1e-12)
-            # Points are partial exactly while their window reaches back to t0 (left-open ranges).
-            rng = float(chart["range"].rstrip("s"))
+            # Each window holds two and a half scrape intervals (5 s here) and two steps.
+            spacing = statistics.median(b[0] - a[0] for a, b in zip(pts, pts[1:]))
+            rng = math.ceil(max(2.5 * spacing, 2 * step))
+            assert chart["range"] == f"{rng}s"
+            # Every point is rate() over (t - range, t] of this series' raw
+            # samples (tests/support/promrate.py), at each step where it has two.
             s = chart["data"][name]
+            want = {t / 1000: w.rate for t in grid if (w := promrate.window(pts, t / 1000, rng))}
+            assert s["t"] == pytest.approx(list(want), abs=1e-3), name
+            assert s["v"] == pytest.approx(list(want.values()), rel=1e-9, abs=1e-12), name
+            # Points are partial exactly while their window reaches back to t0 (left-open ranges).
             assert s["partial"] == [t - rng < t0 for t in s["t"]]
 
 
