@@ -10,8 +10,10 @@ from pathlib import Path
 
 from ybbench.core import catalog
 from ybbench.core.errors import UserError
+from ybbench.doctor.settings import GRAFANA_PASSWORD_FILE
 from ybbench.run import k6run
 from ybbench.run.targets import YB_EXPORTS, Cluster, parse_hosts
+
 
 
 def _targets(a: argparse.Namespace) -> int:
@@ -120,6 +122,25 @@ def _verify(a: argparse.Namespace) -> int:
     from ybbench.run.verify import command
 
     return command(a.testid, a.results, a.node, a.chunk)
+
+
+def report_exprs() -> list[str]:
+    """The PromQL the report reads (k6's charts, the seeds' figures), for
+    doctor, which sits below report/ and takes them from here."""
+    from ybbench.doctor.queries import PLACEHOLDER
+    from ybbench.report import page, seed_charts
+
+    exprs = list(page.prom_queries(PLACEHOLDER, "1m").values())  # the testid matcher dropped: any run
+    return exprs + [spec.promql(suffix, "1m") for spec in seed_charts.specs() for suffix in spec.queries]
+
+
+def _doctor(a: argparse.Namespace) -> int:
+    from ybbench.doctor import runner, settings
+
+    s = settings.from_args(a.set, a.prometheus, a.loki, a.grafana, a.grafana_password_file, a.grafana_user)
+    s.loki_deadline_s = a.loki_deadline
+    code, _ = runner.run(s, Path(a.out), report_exprs())
+    return code
 
 
 def _validate(a: argparse.Namespace) -> int:
@@ -260,6 +281,23 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--node", metavar="HOST:PORT", help="read from this node (default: the run's first YSQL node)")
     v.add_argument("--chunk", type=int, default=10000, help="keys per query (10000)")
     v.set_defaults(func=_verify)
+    dr = sub.add_parser("doctor", help="check the stack's assumptions on this cluster: YSQL, Prometheus targets, "
+                        "every dashboard and report query, k6's modules, Loki, Grafana, room to run; exit 1 if one "
+                        "fails (docs/docker-stack.md \"ybbench doctor\")")
+    dr.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
+                    help="a workload knob, as for run: YSQL_NODES, DB_USER, DB_NAME, DB_SSLMODE, DB_CONNECT_TIMEOUT")
+    dr.add_argument("--prometheus", help="Prometheus URL, e.g. http://127.0.0.1:9090")
+    dr.add_argument("--loki", help="Loki URL, e.g. http://127.0.0.1:3100")
+    dr.add_argument("--grafana", help="Grafana URL, e.g. http://127.0.0.1:3000 (its checks run only when given)")
+    dr.add_argument("--grafana-user", default="admin", help="Grafana user (admin)")
+    dr.add_argument("--grafana-password-file", default=GRAFANA_PASSWORD_FILE,
+                    help=f"file holding Grafana's password, never the command line ({GRAFANA_PASSWORD_FILE}, "
+                    "where compose mounts it)")
+    dr.add_argument("--loki-deadline", type=float, default=60.0, metavar="SECONDS",
+                    help="how long a failing statement's ERROR line may take to reach Loki (60)")
+    dr.add_argument("--out", default=str(catalog.REPO / "results" / "doctor.json"), help="the checks as JSON "
+                    "(results/doctor.json)")
+    dr.set_defaults(func=_doctor)
     vd = sub.add_parser("validate", help="check results files against their schemas (docs/results-format.md); "
                                         "exit 1 if one is invalid")
     vd.add_argument("path", nargs="+", help="a results folder (every results file under it) or a file")
@@ -269,7 +307,7 @@ def parser() -> argparse.ArgumentParser:
 
 # Where a flag is not given, these variables give it (the compose `ybbench`
 # service sets them to the stack's Prometheus and Loki); unset, nothing changes.
-ENV_DEFAULTS = {"prometheus": "YBBENCH_PROMETHEUS", "loki": "YBBENCH_LOKI"}
+ENV_DEFAULTS = {"prometheus": "YBBENCH_PROMETHEUS", "loki": "YBBENCH_LOKI", "grafana": "YBBENCH_GRAFANA"}
 
 
 def env_defaults(a: argparse.Namespace) -> None:

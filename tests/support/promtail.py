@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import signal
 import subprocess
 import threading
+from pathlib import Path
 
 from .stack import BIN, REPO
 
@@ -76,3 +79,20 @@ def push(lines: list[str], loki_url: str, labels: dict[str, str]) -> None:
                        capture_output=True, text=True, timeout=60, env=_env({"LOKI_URL": loki_url.rstrip("/")}))
     if p.returncode != 0:
         raise RuntimeError(f"promtail failed ({p.returncode}):\n{p.stderr[-3000:]}")
+
+
+class Follower:
+    """A log file followed (tail -F, from its end) through the pipeline to a
+    Loki, `labels` on every line: a running stack's shipping of one service."""
+
+    def __init__(self, log: Path, loki_url: str, labels: dict[str, str], out: Path):
+        external = ",".join(f"{k}={v}" for k, v in labels.items())
+        cmd = f"tail -n0 -F {shlex.quote(str(log))} | {shlex.join(_command([f'--client.external-labels={external}']))}"
+        self.out = open(out, "w")
+        self.proc = subprocess.Popen(["bash", "-c", cmd], stdout=self.out, stderr=subprocess.STDOUT,
+                                     env=_env({"LOKI_URL": loki_url.rstrip("/")}), start_new_session=True)
+
+    def stop(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGTERM)  # bash, tail and promtail: the group it started
+        self.proc.wait(10)
+        self.out.close()

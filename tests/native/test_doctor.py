@@ -1,0 +1,289 @@
+"""`ybbench doctor` on the native stack (PostgreSQL for YSQL, the YugabyteDB
+captures served as its four endpoints, node_exporter, postgres_exporter,
+Prometheus, Loki with PostgreSQL's log followed through the project's
+Promtail pipeline, the tests' k6): every check passes; each planted fault
+is reported failing under its check's exact name while the other checks
+still pass; PostgreSQL gives "not a YugabyteDB cluster" skips; bad input
+and services down give a failing check or an error, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import urllib.parse
+import urllib.request
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from ..support.promtail import Follower
+from ..support.stack import BIN, CAPTURES, REPO, CaptureServer, Prometheus, free_port, wait_until
+from ..support.ybbench_cli import ybbench_run
+
+NOT_YB = "not a YugabyteDB cluster"
+
+
+def doctor(pg, tmp: Path, *args: str, k6: Path = BIN / "k6", password: str | None = None,
+           settings: dict | None = None, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict | None]:
+    out = tmp / f"doctor-{uuid.uuid4().hex[:6]}.json"
+    knobs = {"YSQL_NODES": f"127.0.0.1:{pg.port}", "DB_USER": pg.user, "DB_NAME": pg.database, **(settings or {})}
+    cmd = [sys.executable, "-m", "ybbench", "doctor", "--out", str(out), *args]
+    for k, v in knobs.items():
+        cmd += ["--set", f"{k}={v}"]
+    env = dict(pg.env(password), K6=str(k6), **(env or {}))
+    env.pop("YBBENCH_PROMETHEUS", None)
+    env.pop("YBBENCH_LOKI", None)
+    p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return p, json.loads(out.read_text()) if out.exists() else None
+
+
+def by_status(doc: dict, status: str) -> dict[str, dict]:
+    return {c["name"]: c for c in doc["checks"] if c["status"] == status}
+
+
+def assert_fails_exactly(p, doc, names: set[str]) -> dict[str, dict]:
+    assert "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    assert p.returncode == 1, p.stdout + p.stderr
+    failed = by_status(doc, "fail")
+    assert set(failed) == names, json.dumps(failed, indent=1)
+    return failed
+
+
+@pytest.fixture(scope="module")
+def shipped(postgres, loki, tmp_path_factory):
+    """PostgreSQL's log followed into Loki as service "postgres"; proven live:
+    a failing statement's line arrives before any test starts."""
+    follower = Follower(postgres.log_dir / "postgres.log", loki.url, {"service": "postgres"},
+                        tmp_path_factory.mktemp("shipper") / "promtail.log")
+    marker = f"doctor_warmup_{uuid.uuid4().hex[:8]}"
+
+    def arrived():
+        subprocess.run(["psql", "-X", "-h", "127.0.0.1", "-p", str(postgres.port), "-U", postgres.user, "-d",
+                        postgres.database, "-c", f"SELECT * FROM {marker}"], env=postgres.env(), capture_output=True)
+        return loki.lines(f'{{service="postgres"}} |= "{marker}"')
+    wait_until(arrived, "PostgreSQL's log in Loki", timeout=90, interval=2)
+    yield follower
+    follower.stop()
+
+
+@pytest.fixture(scope="module")
+def k6_run(postgres, prometheus, tmp_path_factory):
+    """A short run written to Prometheus: k6's series exist for the k6 panels' and the report's queries."""
+    r = ybbench_run("sql-inserts", postgres, tmp_path_factory.mktemp("doctor-run"), testid=f"d{uuid.uuid4().hex[:8]}",
+                    prometheus=prometheus.url, knobs={"VUS": 2, "DURATION": "3s"})
+    assert r.code == 0, r.output
+
+
+@pytest.fixture
+def stack(postgres, prometheus, loki, captures, shipped, k6_run):
+    return {"pg": postgres, "captures": captures,
+            "args": ["--prometheus", prometheus.url, "--loki", loki.url, "--loki-deadline", "60"]}
+
+
+def doctor_tables(pg) -> str:
+    return pg.query("SELECT count(*) FROM pg_class WHERE relname LIKE 'ybbench_doctor_%'")
+
+
+def test_every_check_passes_on_a_healthy_stack(stack, tmp_path):
+    pg = stack["pg"]
+    p, doc = doctor(pg, tmp_path, *stack["args"])
+    assert "Traceback" not in p.stdout + p.stderr
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert by_status(doc, "fail") == {}
+    ok = by_status(doc, "ok")
+    node = f"ysql 127.0.0.1:{pg.port}"
+    version = pg.query("SHOW server_version")
+    assert version in ok[f"{node} version"]["found"] and "PostgreSQL" in ok[f"{node} version"]["found"]
+    assert "create, insert, select, drop" in ok[f"{node} statements"]["found"]
+    # Every job of prometheus.yml, YugabyteDB per export type: the fixture's 7 targets.
+    for job in ("prometheus", "node", "postgres", *(f"yugabytedb {e}" for e in
+                                                    ("master_export", "tserver_export", "cql_export", "ysql_export"))):
+        assert f"prometheus targets {job}" in ok, job
+    boards = {f"queries dashboard {json.loads(b.read_text())['uid']}" for b in (REPO / "grafana" / "dashboards").glob("*.json")}
+    assert boards | {"queries report"} <= set(ok), sorted(set(boards) - set(ok))
+    for module in ("k6/x/sql", "k6/x/sql/driver/postgres", "k6/x/sql/driver/pgx", "k6/x/ybbench"):
+        assert f"k6 module {module}" in ok
+    assert "on postgres after" in ok["loki ysql error line"]["found"]
+    assert {"prometheus clock", "prometheus remote write receiver", "prometheus native histograms",
+            "prometheus k6 latency is a native histogram", "loki level postgres"} <= set(ok)
+    # The table of its own is gone (the catalog says so, not doctor).
+    assert doctor_tables(pg) == "0"
+    # On PostgreSQL, the YugabyteDB-only YSQL check is skipped, saying why.
+    assert NOT_YB in by_status(doc, "skipped")["ysql nodes cover the cluster"]["found"]
+    assert "ok," in p.stdout and str(tmp_path) in p.stdout
+
+
+def test_k6_without_pgx_fails_its_module_checks(stack, tmp_path):
+    p, doc = doctor(stack["pg"], tmp_path, *stack["args"], k6=BIN / "k6-official")
+    failed = assert_fails_exactly(p, doc, {"k6 module k6/x/sql/driver/pgx", "k6 module k6/x/ybbench"})
+    assert "not in this build" in failed["k6 module k6/x/sql/driver/pgx"]["found"]
+
+
+def test_a_wrong_password_fails_the_connection_without_a_traceback(stack, tmp_path):
+    p, doc = doctor(stack["pg"], tmp_path, *stack["args"], password="wrong-" + uuid.uuid4().hex[:6])
+    node = f"ysql 127.0.0.1:{stack['pg'].port}"
+    failed = assert_fails_exactly(p, doc, {f"{node} connect"})
+    assert "password authentication failed" in failed[f"{node} connect"]["found"]
+    assert "PGPASSWORD" in failed[f"{node} connect"]["todo"]
+
+
+def test_prometheus_down_is_a_failing_check(stack, tmp_path):
+    down = f"http://127.0.0.1:{free_port()}"
+    p, doc = doctor(stack["pg"], tmp_path, "--prometheus", down, "--loki", stack["args"][3])
+    failed = assert_fails_exactly(p, doc, {"prometheus reachable"})
+    assert "not reachable" in failed["prometheus reachable"]["found"]
+    assert by_status(doc, "skipped")["queries report"]["found"] == "Prometheus not reachable or not given"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--set", "YSQL_NODES=nocolon"], "YSQL_NODES 'nocolon': expected host:port"),
+    (["--grafana", "http://127.0.0.1:1", "--grafana-password-file", "/nonexistent/pw"],
+     "--grafana-password-file /nonexistent/pw: cannot read it"),
+    (["--set", "NOT_A_KNOB=1"], "--set NOT_A_KNOB: unknown knob"),
+])
+def test_bad_input_exits_2_naming_it(postgres, tmp_path, args, message):
+    p = subprocess.run([sys.executable, "-m", "ybbench", "doctor", "--out", str(tmp_path / "d.json"), *args],
+                       cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert message in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "d.json").exists()
+
+
+def test_ysql_errors_not_reaching_the_log_fail_the_error_line_check(stack, tmp_path):
+    """As YSQL logging to files the shipper does not read: the session's ERROR
+    lines never reach the followed log (log_min_messages=fatal for doctor's
+    sessions only)."""
+    p, doc = doctor(stack["pg"], tmp_path, *stack["args"][:4], "--loki-deadline", "10",
+                    env={"PGOPTIONS": "-c log_min_messages=fatal"})
+    failed = assert_fails_exactly(p, doc, {"loki ysql error line"})
+    assert "--logtostderr" in failed["loki ysql error line"]["todo"]
+
+
+def _prometheus_with(tmp: Path, captures: dict, node_exporter: str, postgres_exporter: str, *,
+                     tservers: list[str] | None = None, yugabytedb: bool = True) -> Prometheus:
+    """Another Prometheus of the project's config over these targets, each scraped at least once."""
+    args = ["--node-exporters", node_exporter, "--postgres-exporters", postgres_exporter]
+    if yugabytedb:
+        args += ["--masters", captures["master"], "--tservers", ",".join(tservers or [captures["tserver"]]),
+                 "--ysql", captures["ysql"], "--ycql", captures["ycql"]]
+    prom = Prometheus(tmp, args)
+
+    def scraped():
+        active = prom.api("targets", state="active")["activeTargets"]
+        return len(active) == (3 + 3 + len(tservers or [1]) if yugabytedb else 3) and \
+            all(t["health"] != "unknown" for t in active)
+    wait_until(scraped, "every target scraped once", timeout=90)
+    return prom
+
+
+@pytest.fixture
+def other_prometheus(captures, node_exporter, postgres_exporter, tmp_path):
+    started = []
+
+    def start(**kw) -> Prometheus:
+        started.append(_prometheus_with(tmp_path / f"prom{len(started)}", captures, node_exporter,
+                                        postgres_exporter, **kw))
+        return started[-1]
+    yield start
+    for prom in started:
+        prom.stop()
+
+
+def test_a_tserver_target_down_fails_its_target_check(stack, other_prometheus, tmp_path):
+    dead = f"127.0.0.1:{free_port()}"
+    prom = other_prometheus(tservers=[stack["captures"]["tserver"], dead])
+    p, doc = doctor(stack["pg"], tmp_path, "--prometheus", prom.url, *stack["args"][2:])
+    failed = assert_fails_exactly(p, doc, {"prometheus targets yugabytedb tserver_export"})
+    assert f"1 of 2 up; down: {dead}" in failed["prometheus targets yugabytedb tserver_export"]["found"]
+
+
+RENAMED = "rocksdb_current_version_num_sst_files"
+
+
+def test_a_renamed_metric_is_named_by_every_reader_that_reads_it(stack, other_prometheus, tmp_path):
+    """The tserver serves the metric under another name (a new version's
+    rename): the dashboards and the report that read it fail, naming it."""
+    capture = tmp_path / "tserver.txt"
+    capture.write_text((CAPTURES / "tserver.txt").read_text().replace(RENAMED, RENAMED + "_v2"))
+    server = CaptureServer(capture)
+    try:
+        prom = other_prometheus(tservers=[server.address])
+        p, doc = doctor(stack["pg"], tmp_path, "--prometheus", prom.url, *stack["args"][2:])
+    finally:
+        server.stop()
+    # Who reads it, from the dashboards' files and the report's code as text.
+    readers = {f"queries dashboard {json.loads(b.read_text())['uid']}"
+               for b in (REPO / "grafana" / "dashboards").glob("*.json") if RENAMED in b.read_text()}
+    if RENAMED in (REPO / "ybbench" / "report" / "seed_charts.py").read_text():
+        readers.add("queries report")
+    assert len(readers) >= 2, readers
+    failed = assert_fails_exactly(p, doc, readers)
+    for name in readers:
+        assert f"absent: {RENAMED} " in failed[name]["found"], failed[name]
+
+
+def test_postgresql_alone_skips_the_yugabytedb_checks(stack, other_prometheus, tmp_path):
+    prom = other_prometheus(yugabytedb=False)
+    p, doc = doctor(stack["pg"], tmp_path, "--prometheus", prom.url, *stack["args"][2:])
+    assert p.returncode == 0, p.stdout + p.stderr
+    skipped = by_status(doc, "skipped")
+    for e in ("master_export", "tserver_export", "cql_export", "ysql_export"):
+        assert NOT_YB in skipped[f"prometheus targets yugabytedb {e}"]["found"]
+    assert NOT_YB in skipped["ysql nodes cover the cluster"]["found"]
+    # What reads YugabyteDB's series passes on the rest, naming the part not checked.
+    ok = by_status(doc, "ok")
+    for reader in ("queries dashboard ybbench-storage", "queries dashboard ybbench-disk-cache", "queries report"):
+        assert f"yugabytedb series not checked: {NOT_YB}" in ok[reader]["found"], ok[reader]
+
+
+class SkewedClock:
+    """A Prometheus whose clock is ahead: every request forwarded to the
+    real one, and time() answered `ahead` seconds later than it says. (A
+    Go program's clock cannot be shifted from outside here: it reads the
+    vDSO, which libfaketime does not reach, and time namespaces leave
+    CLOCK_REALTIME alone.)"""
+
+    def __init__(self, upstream: str, ahead: float):
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                with urllib.request.urlopen(upstream + self.path, timeout=30) as r:
+                    body, ctype = r.read(), r.headers["Content-Type"]
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("query", [""])[0]
+                if query == "time()":
+                    doc = json.loads(body)
+                    t, v = doc["data"]["result"]
+                    doc["data"]["result"] = [t + ahead, str(float(v) + ahead)]
+                    body = json.dumps(doc).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        outer.ahead = ahead
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_skewed_clock_fails_the_clock_check(stack, prometheus, tmp_path):
+    proxy = SkewedClock(prometheus.url, 5.0)
+    try:
+        p, doc = doctor(stack["pg"], tmp_path, "--prometheus", proxy.url, *stack["args"][2:])
+    finally:
+        proxy.stop()
+    failed = assert_fails_exactly(p, doc, {"prometheus clock"})
+    assert "Prometheus +5.0" in failed["prometheus clock"]["found"]

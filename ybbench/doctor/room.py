@@ -1,0 +1,68 @@
+"""Room to run, from node_exporter through Prometheus: free space on each
+host's filesystems and memory available, against what the compose stack's
+YugabyteDB asks for (its mem_limits in compose/.env)."""
+
+from __future__ import annotations
+
+import re
+
+from ybbench.core.catalog import REPO
+from ybbench.doctor.check import WARN, Check, Unreachable, fail, ok, skipped
+from ybbench.doctor.prometheus import Prom
+
+ENV = REPO / "compose" / ".env"
+GIB = 2**30
+MIN_FREE = 2 * GIB  # below this a run's data and Prometheus' TSDB run out within minutes
+WARN_FREE = 10 * GIB
+# Real filesystems only (node_exporter lists tmpfs, overlay's own mounts, ...).
+FS = 'fstype!~"tmpfs|devtmpfs|overlay|squashfs|nsfs|ramfs|autofs|proc|sysfs|fuse.*"'
+UNITS = {"k": 2**10, "m": 2**20, "g": 2**30}
+
+
+def compose_memory() -> int:
+    """The compose YugabyteDB's container limits: 3 masters and 3 tservers (compose/docker-compose.yml)."""
+    env = dict(re.findall(r"^(YB_(?:MASTER|TSERVER)_MEM_LIMIT)=(\d+[kmg])$", ENV.read_text(), re.M))
+    total = 0
+    for var in ("YB_MASTER_MEM_LIMIT", "YB_TSERVER_MEM_LIMIT"):
+        if var in env:
+            total += 3 * int(env[var][:-1]) * UNITS[env[var][-1]]
+    return total
+
+
+def checks(prom: Prom | None) -> list[Check]:
+    if prom is None:
+        return [skipped("room disk", "Prometheus not reachable or not given"),
+                skipped("room memory", "Prometheus not reachable or not given")]
+    try:
+        disks = prom.query(f"min by (instance, mountpoint) (node_filesystem_avail_bytes{{{FS}}})")
+        memory = prom.query("min by (instance) (node_memory_MemAvailable_bytes)")
+    except Unreachable as e:
+        return [fail("room", "Prometheus answers", str(e), "check the Prometheus URL")]
+    out = []
+    if not disks:
+        out.append(fail("room disk", "node_exporter's filesystems", "no node_filesystem_avail_bytes",
+                        "scrape node_exporter on every host (job node)"))
+    for d in sorted(disks, key=lambda d: (d["metric"].get("instance", ""), d["metric"].get("mountpoint", ""))):
+        free = float(d["value"][1])
+        where = f"{d['metric'].get('instance')} {d['metric'].get('mountpoint')}"
+        name = f"room disk {where}"
+        expected = f"at least {WARN_FREE // GIB} GiB free"
+        found = f"{free / GIB:.1f} GiB free"
+        if free < MIN_FREE:
+            out.append(fail(name, expected, found, "free space: tables, WAL and Prometheus' TSDB grow with a run"))
+        elif free < WARN_FREE:
+            out.append(Check(name, WARN, expected, found, "a long or large run may fill it"))
+        else:
+            out.append(ok(name, expected, found))
+    limits = compose_memory()
+    for m in memory:
+        avail = float(m["value"][1])
+        name = f"room memory {m['metric'].get('instance')}"
+        expected = f"{limits / GIB:.1f} GiB available for the compose stack's YugabyteDB (compose/.env mem_limits)"
+        found = f"{avail / GIB:.1f} GiB available"
+        if avail < limits:
+            out.append(Check(name, WARN, expected, found, "lower YB_*_MEM_LIMIT in compose/.env, or expect the "
+                             "kernel to kill a server near 400 VUs; an external cluster's own hosts decide"))
+        else:
+            out.append(ok(name, expected, found))
+    return out

@@ -1,0 +1,70 @@
+"""What doctor checks against: the knobs and defaults of `ybbench run`
+(YSQL_NODES and the DB_* knobs through --set, --prometheus, --loki and
+their YBBENCH_* variables), and Grafana, whose password is read from a
+file, never from the command line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ybbench.core.catalog import parse_settings
+from ybbench.core.errors import UserError
+
+# Where compose mounts the secrets volume into the ybbench service.
+GRAFANA_PASSWORD_FILE = "/run/secrets/ybbench/grafana_admin_password"
+
+
+@dataclass
+class Settings:
+    nodes: list[tuple[str, int]]
+    user: str = "yugabyte"
+    database: str = "yugabyte"
+    sslmode: str = "disable"
+    connect_timeout_s: int = 10
+    prometheus: str | None = None
+    loki: str | None = None
+    grafana: str | None = None
+    grafana_user: str = "admin"
+    grafana_password: str | None = field(default=None, repr=False)
+    k6: str | None = None  # the k6 `ybbench run` would use; None: not found
+    loki_deadline_s: float = 60.0
+
+
+def parse_nodes(value: str) -> list[tuple[str, int]]:
+    """YSQL_NODES as the scripts read it: host:port,host:port,..."""
+    nodes = []
+    for part in value.split(","):
+        host, colon, port = part.strip().rpartition(":")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UserError(f"YSQL_NODES {value!r}: expected host:port,host:port,... ({part!r} is not host:port)")
+        nodes.append((host, int(port)))
+    return nodes
+
+
+def read_password(path: str) -> str:
+    try:
+        return Path(path).read_text().rstrip("\n")
+    except OSError as e:
+        raise UserError(f"--grafana-password-file {path}: cannot read it ({e.strerror}); Grafana's admin "
+                        "password is read from a file (compose writes it to the secrets volume)") from None
+
+
+def from_args(settings: list[str], prometheus: str | None, loki: str | None, grafana: str | None,
+              grafana_password_file: str, grafana_user: str = "admin") -> Settings:
+    knobs = parse_settings(list(settings))
+    s = Settings(nodes=parse_nodes(knobs.get("YSQL_NODES", os.environ.get("YSQL_NODES", "127.0.0.1:5433"))),
+                 prometheus=prometheus, loki=loki, grafana=grafana, grafana_user=grafana_user)
+    for attr, knob in (("user", "DB_USER"), ("database", "DB_NAME"), ("sslmode", "DB_SSLMODE")):
+        setattr(s, attr, knobs.get(knob, os.environ.get(knob, getattr(s, attr))))
+    timeout = knobs.get("DB_CONNECT_TIMEOUT", os.environ.get("DB_CONNECT_TIMEOUT", "10"))
+    if not timeout.isdigit():
+        raise UserError(f"DB_CONNECT_TIMEOUT {timeout!r}: expected whole seconds")
+    s.connect_timeout_s = int(timeout)
+    if grafana:
+        s.grafana_password = read_password(grafana_password_file)
+    # As ybbench/run/k6_process.py k6_binary finds it; a missing k6 is a failing check, not bad input.
+    s.k6 = os.environ.get("K6") or shutil.which("k6")
+    return s
