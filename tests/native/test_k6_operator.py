@@ -28,6 +28,7 @@ import yaml
 from ybbench.core.catalog import KNOBS, workloads
 from ybbench.run import k6_operator
 
+from ..support import shared
 from ..support.stack import BIN, REPO, free_port, wait_until
 
 # The newest k6-operator release the Go module proxy here serves (v0.0.20
@@ -38,6 +39,11 @@ CRD = "config/crd/bases/k6.io_testruns.yaml"
 WORKLOAD_KNOBS = {w: {"KEY_PREFIX": "k8s-load-1", "MAX_WRITTEN_KEY": "1000000"} for w in
                   ("sql-selects", "sql-updates", "kv-read-heavy", "kv-recent-read-heavy", "kv-random-read")}
 WORKLOAD_KNOBS["ycsb-analytic"] = {"VUS": "1"}
+# The knobs the manifest sets, written out here: each goes into the archive
+# (`k6 archive -e`), which fixes the load shape; its K6_* settings and the
+# password do not. (GOGC and GOMEMLIMIT are knobs of the k6 process.)
+MANIFEST_KNOBS = ("GOGC", "GOMEMLIMIT", "DB_DRIVER", "YBBENCH_GO_HELPERS", "YSQL_NODES", "DB_USER", "DB_NAME",
+                  "VUS", "DURATION")
 # Environment names a runner may set besides the workload knobs.
 K6_ENV = {"K6_PROMETHEUS_RW_SERVER_URL", "K6_PROMETHEUS_RW_PUSH_INTERVAL",
           "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "K6_NO_USAGE_REPORT", "K6_AUTO_EXTENSION_RESOLUTION",
@@ -58,9 +64,9 @@ def crd_schema() -> dict:
                            timeout=300, cwd="/", env=dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off"))
         info = json.loads(p.stdout)
     except (OSError, ValueError, subprocess.TimeoutExpired) as e:
-        pytest.skip(f"the k6-operator CRD needs `go mod download {K6_OPERATOR}`: {e}")
-    if "Dir" not in info:
-        pytest.skip(f"the Go module proxy does not serve {K6_OPERATOR}: {info.get('Error')}")
+        info = {"Error": f"the k6-operator CRD needs `go mod download {K6_OPERATOR}`: {e}"}
+    shared.need_tool("Dir" in info, f"{K6_OPERATOR} is not in the Go module cache (native/build.sh downloads it, "
+                                    f"if the proxy serves it): {info.get('Error')}")
     crd = yaml.safe_load((Path(info["Dir"]) / CRD).read_text())
     assert crd["spec"]["group"] == "k6.io" and crd["spec"]["names"]["kind"] == "TestRun"
     return next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1")["schema"]["openAPIV3Schema"]
@@ -171,7 +177,9 @@ def test_every_workload_archives_and_passes_the_initializer(binaries, testrun, t
     assert req["maxVUs"] == int(knobs["VUS"]), req
     meta = json.load(tarfile.open(tar).extractfile("metadata.json"))
     assert meta["options"]["tags"]["testid"] == re.search(r"testid=(\S+)", t["spec"]["arguments"])[1]
-    assert meta["env"] == k6_operator.archive_knobs(t)
+    # Every knob of the manifest, and this workload's, with the manifest's values: no more, no fewer.
+    manifest = {e["name"]: e["value"] for e in t["spec"]["runner"]["env"] if "value" in e}
+    assert meta["env"] == {**{k: manifest[k] for k in MANIFEST_KNOBS}, **WORKLOAD_KNOBS.get(workload, {})}
 
 
 def test_configmap_is_what_kubectl_create_configmap_writes(binaries, testrun, tmp_path):
