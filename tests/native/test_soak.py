@@ -40,6 +40,17 @@ def descendants(root: int) -> dict[int, tuple[int, list[str]]]:
     return out
 
 
+def status_kb(pid: int, field: str) -> int | None:
+    """A memory field of /proc/<pid>/status, which the kernel prints in kB
+    ("VmRSS:     1234 kB"), parsed here and not by the soak; None once the
+    process is gone (a zombie has no memory fields)."""
+    try:
+        m = re.search(rf"^{field}:\s+(\d+) kB$", Path(f"/proc/{pid}/status").read_text(), re.M)
+    except OSError:
+        return None
+    return int(m[1]) if m else None
+
+
 def check_rss(result: dict, seen: dict) -> None:
     """Each RSS sample is of a k6 this test saw running that run's testid
     (pid and start time), and within what the kernel said that process
@@ -67,7 +78,7 @@ def soaked(tmp_path_factory):
         while proc.poll() is None:
             for pid, (ppid, cmd) in descendants(proc.pid).items():
                 if len(cmd) > 1 and cmd[0].endswith("/k6") and ppid == proc.pid:
-                    rss, hwm, start = soak.status_kb(pid), soak.status_kb(pid, "VmHWM"), soak.start_time(pid)
+                    rss, hwm, start = status_kb(pid, "VmRSS"), status_kb(pid, "VmHWM"), soak.start_time(pid)
                     if None in (rss, hwm, start):
                         continue
                     w = seen.setdefault((pid, start), {"cmd": cmd, "min_rss": rss, "hwm": hwm})
