@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -95,9 +96,14 @@ def test_k6_operations_are_the_rows_the_database_holds(binaries, postgres):
     table, prefix = f"bench_{uuid.uuid4().hex[:8]}", f"b{uuid.uuid4().hex[:6]}"
     knobs = {"TABLE": table, "KEY_PREFIX": prefix, "NUM_UNIQUE_KEYS": 100, "LOAD_MODEL": "constant-arrival-rate",
              "RATE": 300}
+    began = time.monotonic()
     m = ce.k6(postgres, "sql-inserts", "pgconn", 2, 2, **knobs)
+    wall = time.monotonic() - began
     assert m.ops == int(postgres.query(f"SELECT count(*) FROM {table}")) == 100
-    assert m.cpu > 0 and m.seconds > 0
+    # The run's length by k6's clock: its 2 s scenario at least (setup too), and no more than the
+    # wall clock around the whole k6 process.
+    assert 2 <= m.seconds <= wall, (m.seconds, wall)
+    assert m.cpu > 0
     # The same keys again: every insert fails on the primary key (SQLSTATE
     # class 23), and the bench refuses the run instead of counting it.
     with pytest.raises(RuntimeError) as refused:
