@@ -13,7 +13,9 @@ import re
 import threading
 import time
 import uuid
+from pathlib import Path
 
+import psycopg
 import pytest
 
 from ..support.stack import wait_until
@@ -78,20 +80,60 @@ def test_a_statement_stuck_past_the_timeout_fails_as_class_57(postgres, tmp_path
     assert count(digest, "insert") == digest["rows_written"] + server
 
 
+def seconds(text: str) -> float:
+    """A k6 duration as its progress lines print it: 2s, 0.5s, 01m03.5s, 1h02m00s."""
+    m = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:([\d.]+)s)?", text)
+    assert m and text, text
+    h, mi, sec = (float(x) if x else 0.0 for x in m.groups())
+    return 3600 * h + 60 * mi + sec
+
+
+def setup_seconds(k6_log: Path) -> float:
+    """setup()'s duration by k6's own clocks: its first progress report once
+    the scenario runs gives the test's time (started just before setup) and
+    the scenario's (started just after); the difference is setup's, to the
+    0.1 s they print."""
+    lines = k6_log.read_text().splitlines()
+    for line, nxt in zip(lines, lines[1:]):
+        test = re.match(r"running \(([\dhms.]+)\)", line)
+        scenario = re.search(r"\bVUs\s+([\dhms.]+)/[\dhms.]+$", nxt)
+        if test and scenario:
+            return seconds(test[1]) - seconds(scenario[1])
+    raise AssertionError(f"no progress line with the scenario's time in {k6_log}")
+
+
 def test_without_the_knob_a_stuck_statement_waits_and_setup_never_times_out(postgres, tmp_path):
     """The control: the same lock, no DB_STATEMENT_TIMEOUT_MS, and every
     insert waits it out. And a setup that reads the locked table (sql-selects
     checks its last key) waits too, with the knob set: only VUs 1, 2, ...
-    carry the timeout."""
+    carry the timeout. That setup met the lock is shown twice: the server
+    lists its wait, and k6's log says setup lasted past the lock's
+    remaining time (more than 3 timeouts)."""
     table = f"stmt_{uuid.uuid4().hex[:8]}"
     wrote, _ = run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=1, DURATION="1s", KEY_PREFIX=table)
     since = log_size(postgres)
-    held = hold_lock(postgres, table, 2)
-    started = time.monotonic()
-    reads, _ = run_ok("sql-selects", postgres, tmp_path, TABLE=table, VUS=2, DURATION="2s", KEY_PREFIX=table,
-                      MAX_WRITTEN_KEY=wrote["rows_written"], DB_STATEMENT_TIMEOUT_MS=300)
-    held.join()
-    assert time.monotonic() - started > 2  # setup's read waited for the lock
+    done = {}
+    with psycopg.connect(host="127.0.0.1", port=postgres.port, user=postgres.user, password=postgres.password,
+                         dbname=postgres.database) as lock:
+        lock.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")  # held until commit
+        k6 = threading.Thread(target=lambda: done.update(run=run_ok(
+            "sql-selects", postgres, tmp_path, TABLE=table, VUS=2, DURATION="2s", KEY_PREFIX=table,
+            MAX_WRITTEN_KEY=wrote["rows_written"], DB_STATEMENT_TIMEOUT_MS=300, _ok=False)))
+        k6.start()
+        # The server shows a session waiting for the lock: setup's read (no VU runs before setup ends).
+        wait_until(lambda: postgres.query(f"SELECT count(*) FROM pg_locks WHERE relation = '{table}'::regclass "
+                                          "AND NOT granted") != "0", "a session waiting for the lock", 60)
+        seen = time.monotonic()
+        time.sleep(1)  # the lock stays 1 s more: over three times the load's 300 ms timeout
+        remaining = time.monotonic() - seen
+        lock.commit()
+    k6.join()
+    run = done["run"]
+    # k6's own clock: setup lasted at least from that wait until the lock went (to the log's 0.1 s).
+    took = setup_seconds(run.folder / "k6.log")
+    assert took > remaining - 0.1, (took, remaining)
+    assert run.code == 0, run.output
+    reads = run.digest()
     assert reads["errors"] == 0 and count(reads, "select") > 0, reads
 
     run = inserts_under_lock(postgres, tmp_path, table, DURATION="4s")
