@@ -18,7 +18,7 @@ from ybbench.run import k6_process
 from ybbench.run.verify import SqlInsertsKeys
 
 from ..support.stack import BIN, REPO
-from ..support.workloads import THETA, YCSB_ZETAN, within, zeta
+from ..support.workloads import THETA, YCSB_ZETAN, uniform, within, zeta
 from ..support.workloads import fnvhash64, ycsb_key, sql_updates_schedule
 
 RECORDS, DRAWS = 2000, 60_000
@@ -95,17 +95,24 @@ def test_latest_draws_favour_the_last_records(helpers):
         assert within(c.get(ycsb_key(RECORDS - 1 - rank), 0), DRAWS * gray_zipfian_p(RECORDS - 1, rank)), rank
 
 
+# The uniform tests below fail a fair chooser once in UNIFORM_FALSE_FAILURES
+# runs (10^6) each (chi-square, tests/support/workloads.py); one twice as
+# likely to draw some keys as others fails them all (planted on the
+# JavaScript path: chi-square 8,585 for the 2,000 records, bound 2,314).
+
 def test_uniform_draws_cover_the_records_evenly(helpers):
     c = helpers["counts"]["uniform"]
-    assert len(c) == RECORDS  # 30 draws per key: all drawn
-    assert max(c.values()) < 3 * DRAWS / RECORDS
+    assert set(c) == {ycsb_key(n) for n in range(RECORDS)}  # 30 draws per key: all drawn, no other
+    ok, why = uniform([c[ycsb_key(n)] for n in range(RECORDS)])
+    assert ok, why
 
 
 def test_sql_selects_keys_are_uniform_over_the_written_keys(helpers):
     draws = helpers["uniformKeyDraws"]
     counts = {k: draws.count(k) for k in set(draws)}
     assert set(counts) == {f"uk-1:{n}" for n in range(7)}  # every written key, and no other
-    assert all(800 <= c <= 1200 for c in counts.values()), counts  # 1000 each expected, sd ~29
+    ok, why = uniform(list(counts.values()))  # 1000 each expected
+    assert ok, (why, counts)
 
 
 def test_key_value_reads_keys_are_uniform_over_their_window_and_padded(helpers):
@@ -113,7 +120,8 @@ def test_key_value_reads_keys_are_uniform_over_their_window_and_padded(helpers):
     counts = {k: draws.count(k) for k in set(draws)}
     # "kvu:" and 8 digits: 12 bytes; indexes 1000 to 1004, no other.
     assert set(counts) == {f"kvu:{n:08d}" for n in range(1000, 1005)}
-    assert all(800 <= c <= 1200 for c in counts.values()), counts  # 1000 each expected, sd ~28
+    ok, why = uniform(list(counts.values()))  # 1000 each expected
+    assert ok, (why, counts)
 
 
 def test_sql_updates_steps_follow_the_documented_schedule(helpers):

@@ -7,6 +7,8 @@ import json
 import math
 import uuid
 
+from scipy.stats import chi2, chisquare
+
 from .ybbench_cli import ybbench_run
 
 # YCSB's zipfian constant, and zeta(10^10, 0.99) as YCSB computes it for its item count
@@ -54,6 +56,19 @@ def zeta(n: int, theta: float) -> float:
 
 def within(observed: int, expected: float) -> bool:
     return abs(observed - expected) <= 5 * math.sqrt(expected) + 0.05 * expected
+
+
+# A fair uniform chooser fails uniform() by chance once in this many runs.
+UNIFORM_FALSE_FAILURES = 10**6
+
+
+def uniform(counts: list[int]) -> tuple[bool, str]:
+    """Whether counts over equally likely categories (5 or more expected in
+    each) look uniform: Pearson's chi-square statistic under the bound a fair
+    chooser exceeds with probability 1 / UNIFORM_FALSE_FAILURES. And why."""
+    stat = float(chisquare(counts).statistic)
+    bound = float(chi2.isf(1 / UNIFORM_FALSE_FAILURES, len(counts) - 1))
+    return stat < bound, f"chi-square {stat:.1f} over {len(counts) - 1} degrees of freedom, bound {bound:.1f}"
 
 
 PHI = 0.6180339887498949
