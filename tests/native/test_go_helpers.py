@@ -98,7 +98,7 @@ def test_latest_draws_favour_the_last_records(helpers):
 # The uniform tests below fail a fair chooser once in UNIFORM_FALSE_FAILURES
 # runs (10^6) each (chi-square, tests/support/workloads.py); one twice as
 # likely to draw some keys as others fails them all (planted on the
-# JavaScript path: chi-square 8,585 for the 2,000 records, bound 2,314).
+# JavaScript path: chi-square 8,416 for the 2,000 records, bound 2,314).
 
 def test_uniform_draws_cover_the_records_evenly(helpers):
     c = helpers["counts"]["uniform"]
