@@ -13,10 +13,14 @@ import pytest
 
 from bench import client_efficiency as ce
 
+from ..support import shared
+
 DATA = Path(__file__).parents[1] / "data" / "sysbench"
 
-pytestmark = pytest.mark.skipif(shutil.which("sysbench") is None,
-                                reason="sysbench not installed (native/install-deps.sh installs it)")
+
+@pytest.fixture(autouse=True)
+def sysbench_installed():
+    shared.need_tool(shutil.which("sysbench") is not None, "sysbench not installed (native/install-deps.sh installs it)")
 
 
 def test_recorded_point_select_output_is_read_into_its_numbers():

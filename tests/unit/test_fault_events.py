@@ -18,6 +18,7 @@ from ybbench.run import faults as events
 from ybbench.run import netns
 
 from ..compose.images.yugabytedb.yb_standin import metrics_server
+from ..support import shared
 from ..support.stack import REPO, free_port
 
 
@@ -103,11 +104,11 @@ def test_kill_master_leader_fails_when_no_master_leads(monkeypatch, tmp_path):
     assert not ok and out.startswith("no master leader to kill: 0 masters lead") and e.target is None
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1)")
 def test_the_partition_helper_adds_and_removes_only_its_own_blackhole_routes():
     """The helper's rtnetlink code in a new network namespace: blackhole
     routes with our protocol number, listed back, and heal removes those and
     leaves a route of anyone else's (the control)."""
+    shared.need_tool(os.geteuid() == 0 and shutil.which("unshare") is not None, "needs root and unshare(1)")
     script = ('ip route add blackhole 10.9.9.9 && python3 -c "$0" add 10.1.2.3 10.1.2.4 && '
               'python3 -c "$0" list && python3 -c "$0" del && ip route')
     p = subprocess.run(["unshare", "-n", "sh", "-c", script, netns.HELPER], capture_output=True, text=True,
