@@ -44,10 +44,21 @@ def _targets(a: argparse.Namespace) -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
-    r = k6run.run(
-        a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki, settings=a.set,
-        quiet=a.quiet, generators=a.generators, events=a.event
-    )
+    before, refused = None, ()  # `except ()` catches nothing: no doctor, nothing refused
+    if a.doctor:
+        from ybbench.doctor import runner, settings
+
+        s = settings.from_args(a.set, a.prometheus, a.loki, a.grafana, a.grafana_password_file)
+        before, refused = runner.before_run(s, report_exprs()), runner.Refused
+    try:
+        r = k6run.run(
+            a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki,
+            settings=a.set, quiet=a.quiet, generators=a.generators, events=a.event, before=before
+        )
+    except refused as e:
+        print(f"ybbench: run not started: doctor failed: {e}. Fix it and run again; to run anyway, "
+              "leave out --doctor", file=sys.stderr)
+        return 1
     print(f"results: {r.folder}")
     if a.report:
         # Reached with k6's exit 0 or 99 (thresholds crossed): a whole run either way.
@@ -181,6 +192,12 @@ def parser() -> argparse.ArgumentParser:
                    "YugabyteDB server), kill:master-leader (docs/faults-and-verify.md \"Faults and expansion\")")
     r.add_argument("--report", action="store_true", help="then write the run's report, as `ybbench report` does "
                    "(results/<testid>/report.html; charts over the run's window with --prometheus)")
+    r.add_argument("--doctor", action="store_true", help="first run `ybbench doctor` with the run's own nodes, "
+                   "--prometheus, --loki and --grafana; its verdict kept as results/<testid>/doctor.json; no run "
+                   "(exit 1, no folder) when a check fails")
+    r.add_argument("--grafana", help="with --doctor: Grafana URL, whose checks then run (unused without --doctor)")
+    r.add_argument("--grafana-password-file", default=GRAFANA_PASSWORD_FILE,
+                   help=f"with --doctor: file holding Grafana's password ({GRAFANA_PASSWORD_FILE})")
     r.set_defaults(func=_run)
 
     d = sub.add_parser("doe", help="a two-level (fractional) factorial design: aliases, effects, charts")

@@ -23,7 +23,7 @@ import pytest
 
 from ..support.promtail import Follower
 from ..support.stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Prometheus, free_port, wait_until
-from ..support.ybbench_cli import ybbench_run
+from ..support.ybbench_cli import ybbench, ybbench_run
 
 NOT_YB = "not a YugabyteDB cluster"
 
@@ -301,3 +301,50 @@ def test_a_skewed_clock_fails_the_clock_check(stack, prometheus, tmp_path):
     # The planted 5 s, give or take the request's own time (4.999 was seen).
     skew = re.search(r"Prometheus ([+-][0-9.]+) s", failed["prometheus clock"]["found"])
     assert skew and abs(float(skew.group(1)) - 5.0) < 0.1, failed["prometheus clock"]["found"]
+
+
+# --- ybbench run --doctor, and the report -------------------------------------------
+
+def test_run_doctor_keeps_the_verdict_with_the_run_and_the_report_shows_it(stack, tmp_path):
+    pg, results, testid = stack["pg"], tmp_path / "results", f"rd{uuid.uuid4().hex[:8]}"
+    r = ybbench_run("sql-inserts", pg, results, testid=testid, knobs={"VUS": 1, "DURATION": "2s"},
+                    extra_args=["--doctor", *stack["args"][:4]])  # run has no --loki-deadline (doctor's 60 s)
+    assert r.code == 0 and "Traceback" not in r.output, r.output
+    assert {"doctor.json", "params.json", "summary.json"} <= {p.name for p in r.folder.iterdir()}
+    doc = json.loads((r.folder / "doctor.json").read_text())
+    statuses = [c["status"] for c in doc["checks"]]
+    assert doc["ok"] and "fail" not in statuses and statuses.count("ok") > 20
+    assert doc["settings"]["ysql_nodes"] == [f"127.0.0.1:{pg.port}"] and doc["settings"]["loki"] == stack["args"][3]
+    # A warning planted in the kept verdict: the report shows it with what to do.
+    assert doc["checks"][-1]["status"] == "ok", doc["checks"][-1]
+    doc["checks"][-1].update(status="warn", found="planted-found", todo="planted-todo")
+    doc["counts"].update(ok=doc["counts"]["ok"] - 1, warn=1)
+    (r.folder / "doctor.json").write_text(json.dumps(doc))
+    p = ybbench("report", testid, "--results", results, env=pg.env())
+    assert p.returncode == 0, p.stdout + p.stderr
+    page = (r.folder / "report.html").read_text()
+    shown = f"{statuses.count('ok') - 1} ok, 1 warn, 0 fail, {statuses.count('skipped')} skipped"
+    assert "Doctor before the run (doctor.json)" in page and shown in page, page[page.find("Doctor"):][:500]
+    assert "planted-found" in page and "planted-todo" in page and doc["checks"][-1]["name"] in page
+    kept = json.loads((r.folder / "report.json").read_text())["runs"][0]["doctor"]
+    assert kept["checks"] == [{"name": doc["checks"][-1]["name"], "status": "warn", "found": "planted-found",
+                               "todo": "planted-todo"}]
+
+
+def test_run_doctor_refuses_the_run_when_a_check_fails(stack, tmp_path):
+    """YSQL_NODES naming a closed port: doctor's connect check fails, k6
+    never runs the workload (a k6 wrapper logs each call), no folder."""
+    pg, results, testid = stack["pg"], tmp_path / "results", f"rf{uuid.uuid4().hex[:8]}"
+    calls = tmp_path / "k6-calls.log"
+    wrapper = tmp_path / "k6"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {BIN / "k6"} "$@"\n')
+    wrapper.chmod(0o755)
+    closed = free_port()
+    r = ybbench_run("sql-inserts", pg, results, testid=testid, knobs={"VUS": 1, "DURATION": "2s",
+                    "YSQL_NODES": f"127.0.0.1:{closed}"}, extra_args=["--doctor", *stack["args"][:4]],
+                    extra_env={"K6": str(wrapper)})
+    assert r.code == 1 and "Traceback" not in r.output, r.output
+    assert f"doctor failed: ysql 127.0.0.1:{closed} connect:" in r.output, r.output
+    assert "leave out --doctor" in r.output
+    assert not results.exists() or list(results.iterdir()) == [], list(results.iterdir())
+    assert "sql-inserts.js" not in calls.read_text()  # doctor's own k6 probes ran, the workload did not

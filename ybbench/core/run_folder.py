@@ -7,6 +7,7 @@ A run's folder holds, from `ybbench run` (run/k6run.py):
   params.json   what ran, with which knobs, when (started_unix_s/finished_unix_s)
   summary.json  the workload's own summary (k6-scripts/lib/summary.js)
   events.json   the faults it applied, when it had any (run/faults.py)
+  doctor.json   doctor's verdict on the stack, with run --doctor (doctor/runner.py)
 
 Every results file read here (these, and the campaigns', compares' and
 analyses' files read through read_json) is checked against its schema and
@@ -27,6 +28,7 @@ from ybbench.core.errors import UserError
 PARAMS = "params.json"
 SUMMARY = "summary.json"
 EVENTS = "events.json"
+DOCTOR = "doctor.json"
 
 
 def read_json(path: Path, what: str) -> object:
@@ -95,6 +97,11 @@ class Run:
         """The faults the run applied; none when it had none."""
         path = self.folder / EVENTS
         return read_json(path, f"run {self.testid}")["events"] if path.exists() else []
+
+    def doctor(self) -> dict | None:
+        """Doctor's verdict on the stack before the run (run --doctor); None without one."""
+        path = self.folder / DOCTOR
+        return read_json(path, f"run {self.testid}") if path.exists() else None
 
 
 def read(folder: Path) -> Run:

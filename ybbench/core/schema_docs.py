@@ -13,7 +13,7 @@ from ybbench.core import formats
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results-format.md"
 ORDER = ["params", "summary", "events", "verify", "report", "compare", "sweep", "doe", "reproduce", "doe-results",
-         "scale-results"]
+         "scale-results", "doctor"]
 
 HEAD = """# Results format
 

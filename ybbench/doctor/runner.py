@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ybbench.core.files import write_json
+from ybbench.core import formats
 from ybbench.doctor import grafana, k6, loki, prometheus, queries, room, ysql
 from ybbench.doctor.check import FAIL, OK, SKIPPED, WARN, Check
 from ybbench.doctor.settings import Settings
@@ -63,9 +63,26 @@ def run(s: Settings, out: Path, report_exprs: list[str] = (), quiet: bool = Fals
     started = time.time()
     checks = run_checks(s, report_exprs)
     doc = document(s, checks, started)
-    write_json(out, doc)
+    formats.write(out, "doctor", doc)
     if not quiet:
         show(checks)
         c = doc["counts"]
         print(f"{c[OK]} ok, {c[WARN]} warn, {c[FAIL]} fail, {c[SKIPPED]} skipped; {out}")
     return (0 if doc["ok"] else 1), doc
+
+
+class Refused(Exception):
+    """`ybbench run --doctor`: a check failed, so the run did not start."""
+
+
+def before_run(s: Settings, report_exprs: list[str], quiet: bool = False):
+    """run --doctor's step before k6 starts: the checks, their verdict kept
+    as doctor.json in the run's (staged) folder; Refused naming the failing
+    checks, which takes the staged folder away with it (core/files.py)."""
+    def check(stage: Path) -> None:
+        code, doc = run(s, stage / "doctor.json", report_exprs, quiet=quiet)
+        if code != 0:
+            failed = [c for c in doc["checks"] if c["status"] == FAIL]
+            raise Refused("; ".join(f"{c['name']}: {c['found']}" + (f" ({c['todo']})" if c["todo"] else "")
+                                    for c in failed))
+    return check

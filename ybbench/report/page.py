@@ -51,7 +51,30 @@ def load_run(results_dir: Path, testid: str) -> dict:
     params = dict(run.params, knobs=run.shown_knobs)
     started, finished = run.window
     return {"testid": testid, "folder": run.folder, "params": params, "summary": summary,
-            "window": {"start": started, "end": finished}}
+            "window": {"start": started, "end": finished}, "doctor": doctor_verdict(run.doctor())}
+
+
+def doctor_verdict(doc: dict | None) -> dict | None:
+    """What the report keeps of run --doctor's doctor.json: the counts and
+    each check that failed or warned, with what to do."""
+    if doc is None:
+        return None
+    return {"ok": doc["ok"], "counts": doc["counts"],
+            "checks": [{k: c[k] for k in ("name", "status", "found", "todo")}
+                       for c in doc["checks"] if c["status"] in ("fail", "warn")]}
+
+
+def _doctor_html(d: dict | None) -> str:
+    if d is None:
+        return ""
+    e, n = html.escape, d["counts"]
+    out = [f"<h3>Doctor before the run (doctor.json)</h3><p>{'Passed' if d['ok'] else 'Failed'}: {n['ok']} ok, "
+           f"{n['warn']} warn, {n['fail']} fail, {n['skipped']} skipped.</p>"]
+    if d["checks"]:
+        out.append("<table><tr><th>status</th><th>check</th><th>found</th><th>what to do</th></tr>" + "".join(
+            f"<tr><td>{e(c['status'])}</td><td>{e(c['name'])}</td><td>{e(c['found'])}</td><td>{e(c['todo'])}</td>"
+            "</tr>" for c in d["checks"]) + "</table>")
+    return "".join(out)
 
 
 class Prom:
@@ -268,6 +291,7 @@ def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[di
         f"{e(str(s.get('dropped_iterations')))}; thresholds failed: "
         f"{e(', '.join(s.get('thresholds_failed', [])) or 'none')}.</p>",
         f"<h3>Parameters (params.json)</h3><table><tr><th>knob</th><th>value</th></tr>{knobs}</table>",
+        _doctor_html(run.get("doctor")),
     ]
     if k6_report:
         out.append(f'<p>k6\'s own HTML report (its web dashboard\'s export): <a href="{e(k6_report)}">'
@@ -327,7 +351,7 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
         pngs.update({f"{run['testid']}-{c['id']}.png": c["png"] for c in charts if "png" in c})
         data["runs"].append({"testid": run["testid"], "window": run["window"], "missing": missing,
                              "summary": run["summary"], "params": run["params"], "k6_report": k6_link,
-                             "compares": compares,
+                             "compares": compares, **({"doctor": run["doctor"]} if run.get("doctor") else {}),
                              "charts": [{k: v for k, v in c.items() if k != "png"} for c in charts],
                              "tables": tables})
     page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench report: "

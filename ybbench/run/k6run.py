@@ -43,9 +43,13 @@ def run(
     on_line: Callable[[str], None] | None = None,
     generators: int | str = 1,
     events: list[str] = (),
+    before: Callable[[Path], None] | None = None,
 ) -> RunResult:
     """on_line sees each line of k6's output as it comes (a live progress);
-    events are AT:ACTION:SERVICE faults on the compose stack (faults.py)."""
+    events are AT:ACTION:SERVICE faults on the compose stack (faults.py);
+    before(stage) runs once the input is checked, before k6 starts, in the
+    run's staged folder (run --doctor: it keeps doctor.json there, or raises
+    to refuse the run, and no folder is left)."""
     if workload not in workloads():
         raise UserError(f"unknown workload {workload!r}; known: {', '.join(workloads())}")
     testid = testid or f"{workload}-{time.strftime('%Y%m%dT%H%M%S')}"
@@ -82,9 +86,11 @@ def run(
         cmd += ["--out", "experimental-prometheus-rw"]
     if n_gen > 1:  # execution segments over N k6 processes (load_generators.py)
         return gen.run(workload, testid, final, cmd, env, n_gen, prometheus=prometheus, loki=loki, quiet=quiet,
-                       on_line=on_line)
+                       on_line=on_line, before=before)
 
     with staged_dir(final) as stage:
+        if before:
+            before(stage)
         cmd += ["--summary-export", str(stage / "k6-summary.json"), str(SCRIPTS / f"{workload}.js")]
         env["SUMMARY_JSON"] = str(stage / run_folder.SUMMARY)  # the workloads' handleSummary
         for k, v in {**K6_DASHBOARD_ENV, "K6_WEB_DASHBOARD_EXPORT": str(stage / K6_REPORT)}.items():

@@ -121,7 +121,8 @@ def _stop(gens: list[Generator]) -> None:
 
 
 def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[str, str], n: int, *,
-        prometheus: str | None, loki: str | None, quiet: bool, on_line: Callable[[str], None] | None):
+        prometheus: str | None, loki: str | None, quiet: bool, on_line: Callable[[str], None] | None,
+        before: Callable[[Path], None] | None = None):
     """Runs the N processes of one test into `final` (k6run.run's RunResult)."""
     script = SCRIPTS / f"{workload}.js"
     if "GOMEMLIMIT" not in os.environ and env.get("GOMEMLIMIT") == K6_GO_ENV["GOMEMLIMIT"]:
@@ -130,6 +131,8 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
     seg, sequence = segments(n)
     names = [f"g{i}" for i in range(1, n + 1)]
     with staged_dir(final) as stage:
+        if before:  # run --doctor (k6run.run)
+            before(stage)
         gens: list[Generator] = []
         lines: queue.Queue = queue.Queue()
         threads = []
