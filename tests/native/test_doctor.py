@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from ..support.grafana_standin import Standin
 from ..support.promtail import Follower
 from ..support.stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Prometheus, free_port, wait_until
 from ..support.ybbench_cli import ybbench, ybbench_run
@@ -348,3 +349,35 @@ def test_run_doctor_refuses_the_run_when_a_check_fails(stack, tmp_path):
     assert "leave out --doctor" in r.output
     assert not results.exists() or list(results.iterdir()) == [], list(results.iterdir())
     assert "sql-inserts.js" not in calls.read_text()  # doctor's own k6 probes ran, the workload did not
+
+
+# --- Grafana (the stand-in: real Grafana cannot run here) ------------------------------
+
+def test_grafana_checks_pass_and_a_datasource_with_a_wrong_url_fails(stack, prometheus, loki, tmp_path):
+    """The Grafana stand-in (tests/compose/images/grafana) with the
+    repository's provisioning: every check passes; the Prometheus
+    datasource's URL pointing where nothing listens fails its health check
+    (the stand-in queries the URL, as Grafana does), the rest still pass."""
+    boards = {json.loads(b.read_text())["uid"] for b in (REPO / "grafana" / "dashboards").glob("*.json")}
+    closed = f"http://127.0.0.1:{free_port()}"
+    docs = {}
+    for case, prom_url in (("healthy", prometheus.url), ("wrong-url", closed)):
+        grafana = Standin(tmp_path / case)
+        grafana.point_datasources({"ybbench-prometheus": prom_url, "ybbench-loki": loki.url})
+        try:
+            grafana.serve()
+            docs[case] = doctor(stack["pg"], tmp_path, *stack["args"], "--grafana", f"http://127.0.0.1:{grafana.port}",
+                                "--grafana-password-file", str(grafana.password_file))
+        finally:
+            grafana.kill()
+    p, doc = docs["healthy"]
+    assert p.returncode == 0 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    ok = by_status(doc, "ok")
+    assert {"grafana health", "grafana login", "grafana datasource ybbench-prometheus",
+            "grafana datasource ybbench-loki", *(f"grafana dashboard {uid}" for uid in boards)} <= set(ok)
+    assert ok["grafana datasource ybbench-loki"]["found"] == "Successfully queried the Loki API."
+    p, doc = docs["wrong-url"]
+    failed = assert_fails_exactly(p, doc, {"grafana datasource ybbench-prometheus"})
+    assert closed in failed["grafana datasource ybbench-prometheus"]["found"]
+    assert closed in failed["grafana datasource ybbench-prometheus"]["todo"]  # the URL to fix, named
+    assert "grafana datasource ybbench-loki" in by_status(doc, "ok")

@@ -5,108 +5,13 @@ real Grafana, naming the file and the problem."""
 
 from __future__ import annotations
 
-import base64
 import json
-import os
-import secrets
 import shutil
-import subprocess
-import sys
-import urllib.error
-import urllib.request
-from pathlib import Path
 
 import pytest
-import yaml
 
+from ..support.grafana_standin import MOUNTS, Standin
 from ..support.stack import REPO, free_port, wait_until
-
-SCRIPT = REPO / "tests" / "compose" / "images" / "grafana" / "grafana_standin.py"
-GRAFANA = yaml.safe_load((REPO / "compose" / "docker-compose.yml").read_text())["services"]["grafana"]
-MOUNTS = dict(v.split(":")[:2] for v in GRAFANA["volumes"])  # host path -> container path
-
-
-class Standin:
-    """A copy of grafana/ laid out in a temp dir the way the compose mounts it."""
-
-    def __init__(self, tmp: Path):
-        self.prov = tmp / "provisioning"
-        self.dash = tmp / "dashboards"
-        shutil.copytree(REPO / "grafana" / "provisioning", self.prov)
-        shutil.copytree(REPO / "grafana" / "dashboards", self.dash)
-        self.data = tmp / "data"
-        self.data.mkdir()
-        self.password = secrets.token_urlsafe(18)
-        self.password_file = tmp / "grafana_admin_password"
-        self.password_file.write_text(self.password + "\n")
-        self.password_file.chmod(0o600)
-        self.edit_yaml("dashboards/dashboards.yml", self.point_provider_at_copy)
-        self.port = free_port()
-        # The compose env, with the secret's path mapped to the temp file.
-        self.env = {k: str(v) for k, v in GRAFANA["environment"].items()}
-        assert self.env["GF_SECURITY_ADMIN_PASSWORD__FILE"].startswith(MOUNTS["secrets"] + "/")
-        self.env.update(GF_SECURITY_ADMIN_PASSWORD__FILE=str(self.password_file), GF_PATHS_PROVISIONING=str(self.prov),
-                        GF_PATHS_DATA=str(self.data), GF_SERVER_HTTP_PORT=str(self.port),
-                        GF_SERVER_HTTP_ADDR="127.0.0.1")
-        self.proc: subprocess.Popen | None = None
-
-    def point_provider_at_copy(self, doc):
-        """The provider must read where compose mounts ../grafana/dashboards; then read the copy."""
-        target = MOUNTS["../grafana/dashboards"]
-        providers = [p for p in doc["providers"] if p["options"]["path"] == target]
-        assert providers, f"no dashboard provider reads {target}, where compose mounts ../grafana/dashboards"
-        for p in providers:
-            p["options"]["path"] = str(self.dash)
-
-    def edit_yaml(self, rel: str, change):
-        path = self.prov / rel
-        doc = yaml.safe_load(path.read_text())
-        change(doc)
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
-
-    def edit_board(self, name: str, change, to: str | None = None):
-        board = json.loads((self.dash / name).read_text())
-        change(board)
-        (self.dash / (to or name)).write_text(json.dumps(board))
-
-    def popen(self) -> subprocess.Popen:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GF_")} | self.env
-        self.proc = subprocess.Popen([sys.executable, str(SCRIPT)], env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        return self.proc
-
-    def fails(self) -> str:
-        """Start it, expect a non-zero exit before it serves; return its stderr."""
-        try:
-            out, err = self.popen().communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            pytest.fail(f"the stand-in kept running: {self.proc.communicate()[1]}")
-        assert self.proc.returncode != 0, f"the stand-in exited 0:\n{err}"
-        assert "Traceback" not in err, err
-        return err
-
-    @staticmethod
-    def error(err: str, *words: str) -> str:
-        """The stand-in's error line holding all `words`."""
-        lines = [l for l in err.splitlines() if "error:" in l and all(w in l for w in words)]
-        assert lines, f"no error line with {words}:\n{err}"
-        return lines[0]
-
-    def get(self, path: str, user: str | None = None, password: str | None = None):
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}")
-        if user is not None:
-            req.add_header("Authorization", "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode())
-        try:
-            with urllib.request.urlopen(req, timeout=5) as r:
-                return r.status, json.load(r)
-        except urllib.error.HTTPError as e:
-            return e.code, None
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        return self.proc.communicate(timeout=10)[1]
 
 
 @pytest.fixture
@@ -196,3 +101,29 @@ def test_two_default_datasources_fail(standin):
 def test_missing_dashboards_path_fails(standin):
     shutil.rmtree(standin.dash)
     standin.error(standin.fails(), "dashboards.yml", "options.path", str(standin.dash), "not a directory")
+
+
+def test_datasource_health_queries_the_datasource_url(standin, prometheus, loki, tmp_path):
+    """As Grafana's: each datasource's health is one query to its URL
+    (Prometheus 1+1, Loki vector(1)+vector(1)); a URL where nothing listens
+    answers 400 with status ERROR and the plugin's message."""
+    closed = f"http://127.0.0.1:{free_port()}"
+    standin.point_datasources({"ybbench-prometheus": prometheus.url, "ybbench-loki": closed})
+    standin.serve()
+    code, got = standin.get("/api/datasources/uid/ybbench-prometheus/health", "admin", standin.password)
+    assert (code, got) == (200, {"status": "OK", "message": "Successfully queried the Prometheus API."})
+    code, got = standin.get("/api/datasources/uid/ybbench-loki/health", "admin", standin.password)
+    assert code == 400 and got["status"] == "ERROR", got
+    assert got["message"].startswith("There was an error returned querying the Loki API.: ") and closed in got["message"]
+    assert standin.get("/api/datasources/uid/ybbench-loki/health", "admin", "wrong")[0] == 401
+    assert standin.get("/api/datasources/uid/no-such-uid/health", "admin", standin.password)[0] == 500
+    standin.stop()
+    # The same Loki URL fixed: healthy (the error above was the URL's, not Loki's).
+    fixed = Standin(tmp_path / "fixed")
+    fixed.point_datasources({"ybbench-loki": loki.url})
+    try:
+        fixed.serve()
+        code, got = fixed.get("/api/datasources/uid/ybbench-loki/health", "admin", fixed.password)
+        assert (code, got) == (200, {"status": "OK", "message": "Successfully queried the Loki API."})
+    finally:
+        fixed.kill()

@@ -7,7 +7,8 @@ what the compose file and the repository's grafana/ folder decide: the env
 volume) and provisioning files that real Grafana would load. It fails at
 start, naming file and problem, on what Grafana rejects (and on a few things
 Grafana only logs but that leave panels broken), then serves /api/health,
-/api/search and /api/datasources.
+/api/search, /api/datasources and /api/datasources/uid/<uid>/health (which
+queries the datasource's URL, as Grafana's does).
 """
 
 import base64
@@ -18,6 +19,9 @@ import os
 import re
 import signal
 import sys
+import urllib.error
+import urllib.parse
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -122,7 +126,7 @@ def load_datasources(root):
                 problems.append(f"{where} ({name}): only one datasource per organization can be marked as default")
             defaults |= {org} if default else set()
             sources.append({"name": name, "uid": uid, "type": str(ds["type"]), "url": str(ds.get("url", "")),
-                            "isDefault": default, "orgId": org})
+                            "isDefault": default, "orgId": org, "jsonData": ds.get("jsonData") or {}})
             n += 1
         for i, d in enumerate(doc.get("deleteDatasources") or []):
             if not isinstance(d, dict) or not d.get("name"):
@@ -225,6 +229,46 @@ def load_board(f, sources):
     return board
 
 
+# A datasource's health, as Grafana checks it: its plugin's CheckHealth runs
+# one query against the datasource's URL; Grafana answers 200 with
+# {"status": "OK", "message": ...}, or 400 with {"status": "ERROR", ...}
+# (grafana/grafana pkg/api/datasources.go checkDatasourceHealth). The
+# queries and messages are the plugins' own: Prometheus, the instant query
+# 1+1 at t=4 s with the datasource's httpMethod (pkg/promlib/healthcheck.go);
+# Loki, the instant query vector(1)+vector(1) at t=4 s, whose value must be
+# 2 (pkg/tsdb/loki/healthcheck.go). Read upstream 2026-11.
+HEALTH_PATH = re.compile(r"^/api/datasources/uid/([^/]+)/health$")
+HEALTH_QUERY = {"prometheus": ("/api/v1/query", "1+1", 4, "Successfully queried the Prometheus API.",
+                               "There was an error returned querying the Prometheus API."),
+                "loki": ("/loki/api/v1/query", "vector(1)+vector(1)", 4 * 10**9, "Successfully queried the Loki API.",
+                         "There was an error returned querying the Loki API.")}
+
+
+def datasource_health(ds):
+    """(HTTP code, body) of GET /api/datasources/uid/<uid>/health."""
+    if ds["type"] not in HEALTH_QUERY:
+        return 404, {"message": "Plugin health check not implemented"}  # a plugin without CheckHealth
+    path, query, at, good, bad = HEALTH_QUERY[ds["type"]]
+    form = urllib.parse.urlencode({"query": query, "time": at})
+    url = ds["url"].rstrip("/") + path
+    post = ds["type"] == "prometheus" and str(ds["jsonData"].get("httpMethod", "POST")).upper() == "POST"
+    req = urllib.request.Request(url, data=form.encode() if post else None) if post else \
+        urllib.request.Request(f"{url}?{form}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = json.load(r)
+        result = body["data"]["result"]
+        if ds["type"] == "loki" and float(result[0]["value"][1] if isinstance(result, list) else result[1]) != 2:
+            raise ValueError("invalid response")
+    except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        # Go's net/http error: Post "<url>": <cause>.
+        err = f"{'Post' if post else 'Get'} \"{url}\": {getattr(e, 'reason', e)}" \
+            if isinstance(e, urllib.error.URLError) else str(e)
+        # The plugins' own formats: Prometheus "<err> - <message>", Loki "<message>: <err>".
+        return 400, {"status": "ERROR", "message": f"{err} - {bad}" if ds["type"] == "prometheus" else f"{bad}: {err}"}
+    return 200, {"status": "OK", "message": good}
+
+
 class Api(BaseHTTPRequestHandler):
     server_version = "grafana-standin"
 
@@ -233,12 +277,17 @@ class Api(BaseHTTPRequestHandler):
         state = self.server.state
         if path == "/api/health":
             self.send(200, {"commit": "standin", "database": "ok", "version": "standin"})
-        elif path not in ("/api/search", "/api/datasources"):
+        elif path not in ("/api/search", "/api/datasources") and not HEALTH_PATH.match(path):
             self.send(404, {"message": "Not found"})
         elif not self.authorized():
             self.send(401, {"message": "Unauthorized"})
         elif path == "/api/search":  # like Grafana, no folderTitle for the General folder
             self.send(200, [{k: v for k, v in b.items() if v or k != "folderTitle"} for b in state["boards"]])
+        elif path != "/api/datasources":
+            uid = HEALTH_PATH.match(path)[1]
+            ds = next((d for d in state["sources"] if d["uid"] == uid), None)
+            # Grafana: an unknown uid is "Unable to load datasource metadata", HTTP 500 (datasources.go).
+            self.send(*(datasource_health(ds) if ds else (500, {"message": "Unable to load datasource metadata"})))
         else:
             self.send(200, [{k: s[k] for k in ("name", "uid", "type", "url", "isDefault")} for s in state["sources"]])
 
