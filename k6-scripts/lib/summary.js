@@ -6,6 +6,7 @@
 import exec from "k6/execution";
 import { str } from "./config.js";
 import { goHelpers } from "./go_helpers.js";
+import { seriesOutput } from "./series.js";
 
 const jsonPath = str("SUMMARY_JSON", undefined, { pattern: /^[^\0\n]+$/, maxLength: 4096, hint: "a file path" });
 
@@ -122,6 +123,6 @@ export function summaryHandler(workload, { rowsPerWrite = 1 } = {}) {
     const d = digest(data, workload, rowsPerWrite);
     const out = { stdout: text(d) };
     if (jsonPath) out[jsonPath] = JSON.stringify({ ...d, k6: data.metrics }, null, 1);
-    return out;
+    return { ...out, ...seriesOutput(jsonPath, workload) };
   };
 }

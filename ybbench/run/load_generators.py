@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ybbench.core import formats, latency, logs, run_folder
+from ybbench.core import formats, latency, logs, per_second, run_folder
 from ybbench.core.catalog import KNOBS, SCRIPTS, SECRET_NAMES
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
@@ -179,6 +179,10 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
             summary_merge.fill_latency(merged, {op: _prometheus_latency(prometheus, testid, op, started, finished)
                                                 for op in merged["ops"]})
         formats.write(stage / run_folder.SUMMARY, "summary", merged)
+        # Each generator's per-second series (k6 with our Go module): summed per second.
+        series = [per_second.load(g.folder) for g in gens]
+        if all(series):
+            formats.write(stage / per_second.FILE, "per-second", per_second.merge(series, names))
         code = 99 if any(g.code == 99 for g in gens) else 0
         formats.write(stage / run_folder.PARAMS, "params", {
             # run.run's params.json, and how the test was split

@@ -56,9 +56,10 @@ func (l *latency) stats() map[string]float64 {
 }
 
 type latencySink struct {
-	mu  sync.Mutex
-	all *latency
-	ops map[string]*latency
+	mu     sync.Mutex
+	all    *latency
+	ops    map[string]*latency
+	series map[string]*opSeries // per second (series.go)
 }
 
 var (
@@ -77,6 +78,7 @@ func (s *latencySink) Add(smp sample) {
 		s.ops[op] = l
 	}
 	l.add(smp.Value)
+	s.addSecond(op, smp.Time, smp.Value)
 }
 
 func (s *latencySink) IsEmpty() bool {

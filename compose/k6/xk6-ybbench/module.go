@@ -43,6 +43,7 @@ func (*root) NewModuleInstance(v vu) instance {
 		"uniformKeys":     m.uniformKeys,
 		"sqlUpdatesStep":  m.sqlUpdatesStep,
 		"latencySummary":  m.latencySummary,
+		"perSecondSeries": m.perSecondSeries,
 		"iterationInTest": m.iterationInTest,
 		"pgconnSession":   m.pgconnSession,
 	}
