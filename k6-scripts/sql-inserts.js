@@ -15,6 +15,7 @@ import { sqlRowFiller } from "./lib/keys.js";
 import { attempt, tagIteration, pastBound, unacknowledged } from "./lib/metrics.js";
 import { summaryHandler } from "./lib/summary.js";
 import { options as runOptions, testid, iterationInTest } from "./lib/run.js";
+import { innerLoop, opsPerIteration } from "./lib/loop.js";
 
 const conn = connection();
 const table = identifier("TABLE", "postgresqlkeyvalue");
@@ -29,6 +30,8 @@ const db = open(conn, nodeFor(conn, __VU));
 const insert = `INSERT INTO ${table} (k, v) VALUES ($1, $2)`;
 const sql = runners(db, conn, nodeFor(conn, __VU));
 const args = [insert, "", ""]; // statement, key, value
+// OPS_PER_ITERATION > 1: iteration n writes keys n x N .. n x N + N - 1 in Go.
+const loop = innerLoop("sql-inserts", conn, nodeFor(conn, __VU), { table, rowBytes, bound: numUniqueKeys });
 
 export function setup() {
   checkReachable(conn);
@@ -40,12 +43,14 @@ export function setup() {
   // What was written, for summary.json and `ybbench verify`: iteration n
   // writes key(prefix, n) with value valueMaker(prefix, row_bytes)(n)
   // (lib/keys.js sqlRowFiller).
-  return { prefix, written: { scheme: "sql-inserts", table, prefix, row_bytes: rowBytes, rows_per_iteration: 1, ...where(conn) } };
+  return { prefix, written: { scheme: "sql-inserts", table, prefix, row_bytes: rowBytes, rows_per_iteration: 1,
+    ...(loop ? { ops_per_iteration: opsPerIteration } : {}), ...where(conn) } };
 }
 
 let fill;
 
 export default function (data) {
+  if (loop) return loop(data.prefix);
   if (!fill) fill = sqlRowFiller(data.prefix, rowBytes);
   // iterationInTest is unique across VUs and across k6 instances running
   // execution segments of one test, so no two iterations write one key.

@@ -11,6 +11,7 @@ import { key, uniformKeys } from "./lib/keys.js";
 import { attempt, tagIteration, keysMissing } from "./lib/metrics.js";
 import { summaryHandler } from "./lib/summary.js";
 import { options as runOptions } from "./lib/run.js";
+import { innerLoop } from "./lib/loop.js";
 
 const conn = connection();
 const table = identifier("TABLE", "postgresqlkeyvalue");
@@ -25,6 +26,7 @@ const select = `SELECT k, v FROM ${table} WHERE k = $1`;
 const sql = runners(db, conn, nodeFor(conn, __VU));
 const args = [select, ""]; // statement, key
 const nextKey = uniformKeys(keyPrefix, maxWrittenKey);
+const loop = innerLoop("sql-selects", conn, nodeFor(conn, __VU), { table, prefix: keyPrefix, keys: maxWrittenKey });
 
 export function setup() {
   checkReachable(conn);
@@ -32,6 +34,7 @@ export function setup() {
 }
 
 export default function () {
+  if (loop) return loop();
   tagIteration("select");
   args[1] = nextKey();
   const rows = attempt("select", sql.query, args);

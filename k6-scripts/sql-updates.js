@@ -21,6 +21,7 @@ import { key, updateSchedule, sqlUpdatesStep, runTag } from "./lib/keys.js";
 import { attempt, tagIteration, keysMissing, unacknowledged } from "./lib/metrics.js";
 import { options as runOptions, testid, iterationInTest } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
+import { innerLoop, opsPerIteration } from "./lib/loop.js";
 
 const conn = connection();
 const table = identifier("TABLE", "postgresqlkeyvalue");
@@ -37,6 +38,8 @@ const update = `UPDATE ${table} SET v = $1 WHERE k = $2`;
 const sql = runners(db, conn, nodeFor(conn, __VU));
 const updateArgs = [update, "", ""], selectArgs = [select, ""];
 const schedule = updateSchedule(maxWrittenKey, writePercent);
+// OPS_PER_ITERATION > 1: iteration n runs steps n x N .. n x N + N - 1 in Go.
+const loop = innerLoop("sql-updates", conn, nodeFor(conn, __VU), { table, prefix: keyPrefix, keys: maxWrittenKey, writePercent });
 
 export function setup() {
   checkReachable(conn);
@@ -47,11 +50,13 @@ export function setup() {
   // same testid, so the same tag.
   const tag = runTag(testid());
   return { tag, written: { scheme: "sql-updates", table, prefix: keyPrefix, keys: maxWrittenKey, write_percent: writePercent,
-    multiplier: schedule.multiplier, shift: schedule.shift, tag, ...where(conn) } };
+    multiplier: schedule.multiplier, shift: schedule.shift, tag, ...(loop ? { ops_per_iteration: opsPerIteration } : {}),
+    ...where(conn) } };
 }
 
 let step;
 export default function (data) {
+  if (loop) return loop(data.tag);
   if (!step) step = sqlUpdatesStep(keyPrefix, maxWrittenKey, writePercent, data.tag);
   const i = iterationInTest();
   const expect = step(i, selectArgs, updateArgs); // "": an update

@@ -49,8 +49,12 @@ common=github.com/prometheus/common/version
 # extensions), the oldest the cloud path resolves to (k6-v1.1: v1.1.0) and
 # the compose image's k6 v2 (k6-v2). Our Go helpers module is written for k6 v2;
 # the v1.8.1 build adds its k6 v1 shim (native/k6/_k6v1/k6v1.go) with an
-# overlay, so that the module itself never imports k6 v1.
-printf '{"Replace":{"%s":"%s"}}\n' "$here/../compose/k6/xk6-ybbench/k6v1.go" "$here/k6/_k6v1/k6v1.go" >"$bin/.k6v1-overlay.json"
+# overlay (every file of native/k6/_k6v1), so that the module itself never
+# imports k6 v1.
+overlay=$(for f in "$here"/k6/_k6v1/*.go; do
+  printf '"%s":"%s",' "$here/../compose/k6/xk6-ybbench/$(basename "$f")" "$f"
+done)
+printf '{"Replace":{%s}}\n' "${overlay%,}" >"$bin/.k6v1-overlay.json"
 build k6 "" -tags ybbench_k6v1 -overlay "$bin/.k6v1-overlay.json" . ./k6-official
 build k6-v1.1 "" .
 build k6-v2 "" .

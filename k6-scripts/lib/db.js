@@ -14,7 +14,7 @@ import sql from "k6/x/sql";
 import pq from "k6/x/sql/driver/postgres";
 import { goHelpers, load, requireModule } from "./go_helpers.js";
 
-function dsn(conn, node) {
+export function dsn(conn, node) {
   return [
     `host=${node.host}`,
     `port=${node.port}`,
@@ -47,7 +47,7 @@ export function nodeFor(conn, vu) {
 // With DB_DRIVER=pgconn, setup and teardown use lib/pq: only the load's
 // statements take k6/x/ybbench's own path (runners).
 const drivers = { postgres: pq, pgconn: pq, ...(__ENV.DB_DRIVER === "pgx" ? { pgx: pgxDriver() } : {}) };
-const pgconnModule = __ENV.DB_DRIVER === "pgconn" ? goHelpers || load("DB_DRIVER=pgconn") : null;
+export const pgconnModule = __ENV.DB_DRIVER === "pgconn" ? goHelpers || load("DB_DRIVER=pgconn") : null;
 // Whether runners() hands out our module's statement path: it takes bytes
 // as ArrayBuffers at less cost than Go slices (lib/keys.js rowFiller).
 export const pgconnStatements = pgconnModule !== null;

@@ -26,7 +26,7 @@ export const keysMissing = new Counter("ybbench_keys_missing");
 
 // Serialization failures and deadlocks are the database asking us to try
 // again: retried up to MAX_RETRIES times, each retry counted.
-const maxRetries = int("MAX_RETRIES", 10, { min: 0, max: 1000 });
+export const maxRetries = int("MAX_RETRIES", 10, { min: 0, max: 1000 });
 const RETRYABLE = ["40001", "40P01"];
 
 // Tags this iteration's k6 metrics with its operation, only when the op

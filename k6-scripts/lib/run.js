@@ -4,6 +4,7 @@
 import exec from "k6/execution";
 import { ConfigError, duration, int, oneOf, str } from "./config.js";
 import { goHelpers } from "./go_helpers.js";
+import { checkLoop, opsPerIteration, LOOP_OP } from "./loop.js";
 
 // Closed model: a fixed number of VUs, each starting its next operation when
 // the last one ended (as yb-sample-apps and YCSB threads do). Open model:
@@ -67,6 +68,7 @@ const ERROR_CLASSES = ["08", "23", "40", "42", "53", "57", "XX", "none", "short"
 // `bound` caps the iterations of a load phase in the closed model.
 export function options(workload, { ops = [], bound = 0, vus = 16, extra = {} } = {}) {
   const m = loadModel(vus);
+  checkLoop(workload, m.model);
   const testid = __ENV.TESTID || `${workload}-${new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "")}`;
   // Any SQL error fails the run (non-zero exit) but not the load.
   const thresholds = { ybbench_errors: ["count==0"], dropped_iterations: ["count>=0"] };
@@ -77,10 +79,13 @@ export function options(workload, { ops = [], bound = 0, vus = 16, extra = {} } 
     thresholds[`ybbench_errors{op:${op}}`] = ["count>=0"];
     thresholds[`ybbench_keys_missing{op:${op}}`] = ["count>=0"];
   }
+  // The inner loop's iterations (lib/loop.js), which `ybbench verify` counts.
+  if (opsPerIteration > 1) thresholds[`iterations{op:${LOOP_OP}}`] = ["count>=0"];
   for (const c of ERROR_CLASSES) thresholds[`ybbench_errors{sqlstate_class:${c}}`] = ["count>=0"];
   return Object.assign(
     {
-      scenarios: { [workload]: scenario(m, bound) },
+      // With the inner loop, a key bound is ceil(bound / N) iterations.
+      scenarios: { [workload]: scenario(m, bound && Math.ceil(bound / opsPerIteration)) },
       tags: { testid },
       thresholds,
       summaryTrendStats: ["avg", "min", "med", "max", "p(90)", "p(95)", "p(99)"],

@@ -43,6 +43,7 @@ export function digest(data, workload, rowsPerWrite = 1) {
     const m = /^iterations\{op:(.+)\}$/.exec(name);
     if (!m) continue;
     const op = m[1];
+    if (op === "loop") continue; // lib/loop.js LOOP_OP: k6's iterations of the inner loop, not an op
     const count = values(data, name).count || 0;
     const it = latency(data, op, count, helpersLatency);
     ops[op] = {

@@ -21,6 +21,8 @@ KNOBS = (
     "NUM_UNIQUE_KEYS MAX_WRITTEN_KEY ROW_BYTES VUS DURATION "
     # load models, retries, sessions (k6-scripts/lib/run.js, metrics.js, config.js)
     "LOAD_MODEL RATE MAX_VUS START_RATE STAGES MAX_RETRIES ISOLATION OP_LATENCY_SUMMARY "
+    # the inner loop in Go (k6-scripts/lib/loop.js)
+    "OPS_PER_ITERATION "
     # key-value, YCSB, analytic and yb-sample-apps workloads
     "KEY_BYTES VALUE_BYTES OP_SIZE READ_SHAPE WRITE_PERCENT RECENT_KEYS "
     "YCSB_WORKLOAD READ_PROPORTION REQUEST_DISTRIBUTION ZIPFIAN_CONSTANT RECORD_COUNT FIELD_COUNT FIELD_LENGTH RUNS "

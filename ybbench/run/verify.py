@@ -27,7 +27,7 @@ from ybbench.core import formats, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.run import verify_index, verify_updates, verify_ycsb
-from ybbench.run.verify_base import Attempted, Count, connect as _connect, iterations, example_lines
+from ybbench.run.verify_base import Attempted, Count, connect as _connect, iterations, example_lines, ops_per_iteration
 
 
 
@@ -91,7 +91,8 @@ def plan(folder: Path) -> dict:
                         "verify checks what sql-inserts, kv-load, sql-updates, ycsb-load, ycsb and "
                         "sql-secondary-index wrote")
     counts, interrupted, unacked = iterations(folder, run, ("insert",))
-    return {"written": written, "attempted": Attempted(counts, int(written["rows_per_iteration"])),
+    rows = int(written["rows_per_iteration"]) * ops_per_iteration(run)
+    return {"written": written, "attempted": Attempted(counts, rows),
             "interrupted": interrupted, "unacked": unacked}
 
 

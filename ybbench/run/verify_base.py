@@ -98,15 +98,29 @@ def runs_of(folder: Path, run) -> list[Path]:
     return [folder] if n == 1 else [folder / "generators" / f"g{i}" for i in range(1, n + 1)]
 
 
+def ops_per_iteration(run) -> int:
+    """N of a run with OPS_PER_ITERATION=N (k6-scripts/lib/loop.js): k6
+    iteration n ran ops n x N .. n x N + N - 1."""
+    return int((run.summary.get("written") or {}).get("ops_per_iteration", 1))
+
+
 def iterations(folder: Path, run, ops: tuple[str, ...]) -> tuple[list[int], int, set[int]]:
     """Iterations attempted per generator (the ops' counts and the
     interrupted ones), interrupted in all, and the numbers the log names in
-    its `ybbench-unacked` lines."""
+    its `ybbench-unacked` lines. With the inner loop, k6's iterations of it
+    (iterations{op:loop}, which the summary keeps under k6), whose ops that
+    the end of the run cut off are in the log as unacknowledged."""
     counts, interrupted, unacked = [], 0, set()
+    loops = ops_per_iteration(run) > 1
     for part in runs_of(folder, run):
         stopped, failed = log_facts(read(part / "k6.log", "k6's log"))
-        done = run_folder.summary(part).get("ops", {})
-        counts.append(sum(done.get(op, {}).get("count", 0) for op in ops) + stopped)
+        s = run_folder.summary(part)
+        done = s.get("ops", {})
+        if loops:
+            ran = int(((s.get("k6") or {}).get("iterations{op:loop}") or {}).get("values", {}).get("count", 0))
+        else:
+            ran = sum(done.get(op, {}).get("count", 0) for op in ops)
+        counts.append(ran + stopped)
         interrupted += stopped
         unacked |= failed
     return counts, interrupted, unacked

@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 from ybbench.core import run_folder
-from ybbench.run.verify_base import Attempted, Count, connect, iterations, example_lines
+from ybbench.run.verify_base import Attempted, Count, connect, iterations, example_lines, ops_per_iteration
 
 PHI = 0.6180339887498949
 
@@ -59,9 +59,10 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
     run = run_folder.read(folder)
     w = run.summary["written"]
     counts, interrupted, unacked = iterations(folder, run, ("select", "update"))
-    attempted = Attempted(counts, 1)
+    per = ops_per_iteration(run)  # steps per k6 iteration (OPS_PER_ITERATION)
+    attempted = Attempted(counts, per)
     gens = len(counts)
-    last = max((g + (c - 1) * gens for g, c in enumerate(counts) if c), default=-1)
+    last = max(((g + (c - 1) * gens) * per + per - 1 for g, c in enumerate(counts) if c), default=-1)
     s = run.summary.get("scenario") or {}
     single = gens == 1 and int(s.get("maxVUs") or s.get("vus") or 0) == 1
     keys, prefix, tag = int(w["keys"]), w["prefix"], w["tag"]

@@ -46,6 +46,7 @@ func (*root) NewModuleInstance(v vu) instance {
 		"perSecondSeries": m.perSecondSeries,
 		"iterationInTest": m.iterationInTest,
 		"pgconnSession":   m.pgconnSession,
+		"innerLoop":       m.innerLoop,
 	}
 	return m
 }

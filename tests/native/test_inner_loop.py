@@ -1,0 +1,186 @@
+"""OPS_PER_ITERATION=N: each k6 iteration runs N operations in our Go
+module's inner loop (compose/k6/xk6-ybbench/innerloop.go), counted as the
+JavaScript path counts them. Expected values come from the database (rows
+in the table, pg_stat_user_tables' tuple and scan counters, the server's
+log of cancelled statements), from k6's own count of its iterations, and
+from the schedule written out again here; never from the loop's code."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+
+import pytest
+
+from ..support.stack import wait_until
+from ..support.workloads import count, run_ok, sql_updates_schedule as schedule
+from ..support.ybbench_cli import table_exists, verify
+from .test_statement_timeout import cancelled_by_server, inserts_under_lock, log_size
+
+N = 10
+LOOP = {"OPS_PER_ITERATION": N, "DB_DRIVER": "pgconn"}
+UNACKED = re.compile(r"ybbench-unacked first=(\d+) rows=(\d+)")
+
+
+def stat(pg, table: str, column: str) -> int:
+    return int(pg.query(f"SELECT coalesce({column}, 0) FROM pg_stat_user_tables WHERE relname = '{table}'") or 0)
+
+
+def settled(pg, table: str, column: str, want: int) -> int:
+    """The server's counter once its backends flushed it (at their exit,
+    just after k6's): the wanted value, or what it shows after 10 s."""
+    try:
+        return wait_until(lambda: stat(pg, table, column) == want and want, f"{column} = {want}", 10) and want
+    except TimeoutError:
+        return stat(pg, table, column)
+
+
+def calls(pg, statement: str) -> int:
+    """The server's count of executions of a statement (pg_stat_statements,
+    which the test PostgreSQL preloads)."""
+    pg.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    return int(pg.query("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
+                        f"WHERE query = '{statement}'") or 0)
+
+
+def loops(run) -> int:
+    """k6's own count of its complete iterations of the loop."""
+    return int(run.metric("iterations{op:loop}").get("count", 0))
+
+
+def unacked(run) -> list[tuple[int, int]]:
+    return [(int(a), int(b)) for a, b in UNACKED.findall((run.folder / "k6.log").read_text())]
+
+
+def indexes(pg, table: str, prefix: str) -> list[int]:
+    return sorted(int(k[len(prefix) + 1:]) for k in pg.query(f"SELECT k FROM {table}").splitlines())
+
+
+def test_inserts_count_as_the_table_and_pass_verify(postgres, tmp_path):
+    table, prefix = f"il_{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:6]}"
+    d, run = run_ok("sql-inserts", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, VUS=2, DURATION="3s", **LOOP)
+    inserts = count(d, "insert")
+    assert d["errors"] == 0 and inserts > 10 * N
+    # The database's counts: rows in the table, tuples inserted.
+    assert int(postgres.query(f"SELECT count(*) FROM {table}")) == inserts == d["rows_written"]
+    assert settled(postgres, table, "n_tup_ins", inserts) == inserts
+    assert calls(postgres, f"INSERT INTO {table} (k, v) VALUES ($1, $2)") == inserts
+    # k6 ran the loop (its own iterations, N operations each): every
+    # operation of its complete iterations ran, except those the run's end
+    # cut off, each in the log as unknown.
+    cut = unacked(run)
+    assert loops(run) * N == inserts + sum(rows for _, rows in cut), (loops(run), inserts, cut)
+    assert len(cut) <= 2  # at most one cut-off iteration per VU
+    # Iteration n wrote keys n x N .. n x N + N - 1 (k6 numbers its
+    # iterations from 0): whole blocks, but for the cut-off tails.
+    cut_off = {first + j for first, rows in cut for j in range(rows)}
+    assert set(indexes(postgres, table, prefix)) == {n for n in range(loops(run) * N)} - cut_off
+    p, r = verify(tmp_path / "results", run.folder.name, postgres)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert r["present"]["count"] == inserts and r["lost"]["count"] == 0 and r["unexpected"]["count"] == 0
+
+
+def test_selects_count_as_the_servers_scans(postgres, tmp_path):
+    table, prefix = f"il_{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:6]}"
+    d, _ = run_ok("sql-inserts", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, NUM_UNIQUE_KEYS=200, VUS=2, **LOOP)
+    assert int(postgres.query(f"SELECT count(*) FROM {table}")) == 200 == d["rows_written"]
+    before = stat(postgres, table, "idx_scan") + stat(postgres, table, "seq_scan")
+    d, run = run_ok("sql-selects", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, MAX_WRITTEN_KEY=200, VUS=2,
+                    DURATION="2s", **LOOP)
+    selects = count(d, "select")
+    assert d["errors"] == 0 and d["keys_missing"] == 0 and selects > 10 * N
+    # One scan of the table per select, and one for setup()'s check of
+    # the last key (lib/db.js requireKey).
+    want = before + selects + 1
+    scans = lambda: stat(postgres, table, "idx_scan") + stat(postgres, table, "seq_scan")  # noqa: E731
+    try:
+        wait_until(lambda: scans() == want, f"{want} scans", 10)
+    except TimeoutError:
+        pass
+    assert scans() == want, (scans(), before, selects)
+    assert calls(postgres, f"SELECT k, v FROM {table} WHERE k = $1") == selects + 1
+    assert loops(run) * N >= selects > (loops(run) - 2) * N
+
+
+def test_updates_follow_the_schedule_and_pass_verify(postgres, tmp_path):
+    keys = 150
+    table, prefix = f"il_{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:6]}"
+    run_ok("sql-inserts", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, NUM_UNIQUE_KEYS=keys, VUS=2, **LOOP)
+    before = stat(postgres, table, "n_tup_upd")
+    d, run = run_ok("sql-updates", postgres, tmp_path, TABLE=table, KEY_PREFIX=prefix, MAX_WRITTEN_KEY=keys, VUS=1,
+                    DURATION="3s", **LOOP)
+    assert d["errors"] == 0 and d["keys_missing"] == 0
+    its = count(d, "select") + count(d, "update")
+    assert its > 3 * keys
+    assert settled(postgres, table, "n_tup_upd", before + count(d, "update")) == before + count(d, "update")
+    assert calls(postgres, f"UPDATE {table} SET v = $1 WHERE k = $2") == count(d, "update")
+    # The selects, and setup()'s check of the last key.
+    assert calls(postgres, f"SELECT k, v FROM {table} WHERE k = $1") == count(d, "select") + 1
+    # One VU: steps 0 .. its - 1 ran in order; the schedule says which.
+    key, update = schedule(keys, 50)
+    assert sum(update(i) for i in range(its)) == count(d, "update")
+    last = {key(i): i for i in range(its) if update(i)}
+    rows = dict(r.split("|", 1) for r in postgres.query(f"SELECT k, v FROM {table}").splitlines())
+    tag = next(v for v in rows.values() if v.count(":") == 2).split(":")[2].split(".")[0]
+    for n, i in last.items():
+        assert rows[f"{prefix}:{n}"] == f"val:{n}:{tag}.{i}", n
+    p, r = verify(tmp_path / "results", run.folder.name, postgres)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert r["acknowledged_updated"]["count"] == len(last)
+    assert all(r[k]["count"] == 0 for k in ("missing", "lost_update", "stale", "never_written"))
+
+
+def test_a_run_ends_at_its_duration_though_an_iteration_would_last_longer(postgres, tmp_path):
+    # A million inserts per iteration take minutes; the loop starts none
+    # after DURATION (2 s). Without that check k6 would let the iteration
+    # run on for its gracefulStop (10 s, lib/run.js) and then cancel it:
+    # the run would last 12 s. 7 s leaves 5 s for one statement on a busy
+    # machine, which an insert into an empty table never takes here.
+    table = f"il_{uuid.uuid4().hex[:8]}"
+    started = time.monotonic()
+    d, run = run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=2, DURATION="2s",
+                    **{**LOOP, "OPS_PER_ITERATION": 1_000_000})
+    wall = time.monotonic() - started
+    assert 2 <= d["duration_s"] < 7, d["duration_s"]
+    assert d["duration_s"] < wall  # k6's own clock, inside the wall clock around it
+    # Each VU's one iteration: its inserts counted, the rest cut off.
+    cut = unacked(run)
+    assert len(cut) == 2 and loops(run) == 2
+    assert sum(rows for _, rows in cut) + count(d, "insert") == 2 * 1_000_000
+    assert int(postgres.query(f"SELECT count(*) FROM {table}")) == count(d, "insert")
+
+
+def test_statement_timeouts_count_as_class_57(postgres, tmp_path):
+    table = f"il_{uuid.uuid4().hex[:8]}"
+    run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=1, DURATION="1s", **LOOP)  # the table
+    before, since = int(postgres.query(f"SELECT count(*) FROM {table}")), log_size(postgres)
+    run = inserts_under_lock(postgres, tmp_path, table, DURATION="5s", DB_STATEMENT_TIMEOUT_MS=300, **LOOP)
+    assert run.code == 99, run.output  # the error threshold
+    d = run.digest()
+    server = cancelled_by_server(postgres, table, since)
+    assert server >= 2 * 4, server  # two VUs, at least 4 timeouts each in 2 s
+    assert d["errors_by_class"] == {"57": server} and d["errors"] == server
+    assert int(postgres.query(f"SELECT count(*) FROM {table}")) == before + d["rows_written"]
+    assert count(d, "insert") == d["rows_written"] + server
+    # Each failed insert's key is in the log as unknown, with the cut-off tails.
+    assert sum(1 for _, rows in unacked(run) if rows == 1) >= server
+
+
+@pytest.mark.parametrize("workload,knobs,says", [
+    ("ycsb", {}, "ycsb has no inner loop in Go"),
+    ("kv-load", {}, "kv-load has no inner loop in Go"),
+    ("sql-inserts", {"LOAD_MODEL": "constant-arrival-rate", "RATE": "10"},
+     "needs the closed model (constant VUs): with LOAD_MODEL=constant-arrival-rate one iteration is one arrival"),
+    ("sql-inserts", {"DB_DRIVER": "pgx"}, "set DB_DRIVER=pgconn (not pgx)"),
+    ("sql-inserts", {"NUM_UNIQUE_KEYS": "15"}, "NUM_UNIQUE_KEYS=15 is not a multiple of OPS_PER_ITERATION=10"),
+], ids=["ycsb", "kv-load", "open-model", "pgx", "bound"])
+def test_what_the_loop_cannot_run_is_refused_before_any_load(postgres, tmp_path, workload, knobs, says):
+    table = f"il_{uuid.uuid4().hex[:8]}"
+    run = run_ok(workload, postgres, tmp_path, _ok=False, TABLE=table, DURATION="2s",
+                 **{**LOOP, "KEY_PREFIX": "x", "MAX_WRITTEN_KEY": "1", **knobs})
+    log = (run.folder / "k6.log").read_text() if (run.folder / "k6.log").exists() else ""
+    assert run.code != 0, run.output
+    assert says in run.output + log, run.output + log
+    assert not table_exists(postgres, table)
+
