@@ -5,8 +5,18 @@ sysbench where one of its OLTP scripts runs the same kind of statement
 benchmark, not a test: it prints tables (~50 minutes on 2 cores).
 
     python3 -m bench.client_efficiency [--seconds 10] [--repeat 3] [--clients 16] [--memory-vus 400,2400]
-                                       [--cases select,...] [--k6-clients plain,pgx,go-helpers,pgconn]
+                                       [--cases select,...] [--k6-clients plain,pgx,go-helpers,pgconn,loop10,loop100]
                                        [--no-sysbench] [--rss-minutes 10] [--rss-clients pgconn,plain]
+                                       [--pinning auto|pinned|shared|both]
+
+Pinned (the default on two cores or more, `--pinning auto`): the database
+server on one half of the machine's cores and every client (pgbench,
+sysbench, k6) on the other, as a load generator is deployed on a machine of
+its own, so that a client's CPU per operation holds none of the server's
+wakeups; then the same table with everything sharing every core. The
+sizing table comes from the pinned run. loop10 and loop100 are the pgconn
+client with OPS_PER_ITERATION=10 and 100 (the inner loop in Go,
+k6-scripts/lib/loop.js), on the workloads that have it.
 
 For each workload, every client runs the same statements against the same
 table for the same time with the same concurrency (kv-recent-read-heavy runs
@@ -71,10 +81,58 @@ class Measure:
         return self.cpu / self.ops * 1e6
 
 
+# The cores every client runs on (pinned mode), or None: any core.
+CLIENT_CPUS: set[int] | None = None
+
+
+def on_client_cpus() -> None:
+    """In the client's process before it starts (preexec_fn): its cores;
+    its threads and children inherit them."""
+    if CLIENT_CPUS is not None:
+        os.sched_setaffinity(0, CLIENT_CPUS)
+
+
+def server_pids(pg: Postgres) -> list[int]:
+    """The postmaster (postmaster.pid's first line) and its children: the
+    backends, checkpointer, WAL writer, ..."""
+    root = int((pg.datadir / "postmaster.pid").read_text().split()[0])
+    pids = [root]
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            ppid = next(int(line.split()[1]) for line in status.read_text().splitlines() if line.startswith("PPid:"))
+        except (OSError, StopIteration):
+            continue  # exited meanwhile
+        if ppid == root:
+            pids.append(int(status.parent.name))
+    return pids
+
+
+def pin_server(pg: Postgres, cpus: set[int]) -> None:
+    """The server on these cores: the postmaster, which every new backend
+    inherits them from, and its children already running."""
+    for pid in server_pids(pg):
+        try:
+            os.sched_setaffinity(pid, cpus)
+        except ProcessLookupError:
+            pass  # a backend that just exited
+
+
+def split_cores(cores: set[int]) -> tuple[set[int], set[int]]:
+    """The server's half and the clients' half (the larger, when odd)."""
+    ordered = sorted(cores)
+    half = len(ordered) // 2
+    return set(ordered[:half]), set(ordered[half:])
+
+
+def cpu_list(cpus: set[int]) -> str:
+    return ",".join(str(c) for c in sorted(cpus))
+
+
 def run_measured(cmd: list[str], env: dict, cwd: Path | None = None) -> tuple[str, float, int]:
     """Run a client to completion; its output, CPU seconds and peak RSS."""
     with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, text=True,
+                                preexec_fn=on_client_cpus)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -193,7 +251,14 @@ K6_CLIENTS = {
     "pgx": ("k6 + xk6-sql + pgx", {"DB_DRIVER": "pgx", "YBBENCH_GO_HELPERS": "0"}),
     "go-helpers": ("k6 + xk6-sql + pgx + ybbench helpers", {"DB_DRIVER": "pgx", "YBBENCH_GO_HELPERS": "1"}),
     "pgconn": ("k6 + k6/x/ybbench (pgconn + helpers)", {"DB_DRIVER": "pgconn", "YBBENCH_GO_HELPERS": "1"}),
+    # The inner loop in Go (OPS_PER_ITERATION, k6-scripts/lib/loop.js).
+    "loop10": ("k6 + k6/x/ybbench, 10 ops per iteration",
+               {"DB_DRIVER": "pgconn", "YBBENCH_GO_HELPERS": "1", "OPS_PER_ITERATION": "10"}),
+    "loop100": ("k6 + k6/x/ybbench, 100 ops per iteration",
+                {"DB_DRIVER": "pgconn", "YBBENCH_GO_HELPERS": "1", "OPS_PER_ITERATION": "100"}),
 }
+# The workloads with the inner loop; the loop clients skip the others.
+LOOPED = {"sql-inserts", "sql-selects", "sql-updates"}
 
 
 def k6_command(pg: Postgres, workload: str, client: str, clients: int, seconds: int, summary: Path,
@@ -210,7 +275,9 @@ def operations(metrics: dict, what: str) -> tuple[int, float]:
     """Statements run, and the run's length: only iterations tagged with an
     op count (an iteration that threw before its statement has none), and
     SQL errors stop the benchmark."""
-    ops = sum(v["count"] for k, v in metrics.items() if k.startswith("iterations{op:") and k != "iterations{op:idle}")
+    # Not idle iterations, nor the inner loop's own (each of N statements counted in its op).
+    ops = sum(v["count"] for k, v in metrics.items()
+              if k.startswith("iterations{op:") and k not in ("iterations{op:idle}", "iterations{op:loop}"))
     errors = metrics.get("ybbench_errors", {}).get("count", 0)
     if errors or not ops:
         by_class = {k: v["count"] for k, v in metrics.items() if k.startswith("ybbench_errors{") and v.get("count")}
@@ -298,13 +365,13 @@ CLIENTS = (("pgbench", "pgbench -M prepared"), *((c, label) for c, (label, _) in
 
 def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only: list[str] | None,
                      k6_clients: list[str], per_core: dict[tuple[str, str], float],
-                     use_sysbench: bool = True) -> Table:
+                     use_sysbench: bool = True, where: str = "") -> Table:
     """The table; per_core gets each (workload, client)'s median ops/s per
     client core. use_sysbench: the sysbench case next to pgbench where a
     workload has one (SYSBENCH_CASES)."""
     chosen = [(c, label) for c, label in CLIENTS if c == "pgbench" or c in k6_clients]
     table = Table(title=f"Client efficiency: PostgreSQL 15 on loopback, {clients} clients, "
-                        f"{repeat} runs of {seconds} s per client, interleaved (median, min–max)")
+                        f"{repeat} runs of {seconds} s per client, interleaved (median, min–max){where}")
     # ops/s per client core = 10^6 / µs per op: what one core of this client
     # sustains; docs/client-efficiency.md's sizing is computed from it.
     for col in ("workload", "client", "ops/s", "client CPU µs/op", "min–max", "× pgbench", "× sysbench",
@@ -358,7 +425,8 @@ def case_rows(pg: Postgres, table: Table, name: str, case: tuple, rounds: Rounds
     # sysbench's case, if it has one, next to pgbench: its table made by
     # sysbench itself before the rounds, dropped after them.
     sb = SYSBENCH_CASES.get(name) if rounds.use_sysbench else None
-    case_clients = chosen[:1] + ([("sysbench", sb[1])] if sb else []) + chosen[1:]
+    case_clients = chosen[:1] + ([("sysbench", sb[1])] if sb else []) + \
+        [(c, label) for c, label in chosen[1:] if "OPS_PER_ITERATION" not in K6_CLIENTS[c][1] or workload in LOOPED]
     if sb:
         console.log(f"{name}: sysbench {sb[0]} prepare ({ROWS:,} rows)")
         sysbench_prepare(pg, sb[0])
@@ -441,7 +509,8 @@ def rss_over_time(pg: Postgres, client: str, minutes: float, clients: int) -> di
                               KEY_PREFIX=PREFIX, MAX_WRITTEN_KEY=ROWS, SUMMARY_JSON=Path(d) / "digest.json")
         samples: list[tuple[float, float]] = []
         with tempfile.TemporaryFile("w+") as out:
-            proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+            proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
+                                    preexec_fn=on_client_cpus)
             start = time.monotonic()
             while proc.poll() is None:
                 time.sleep(5)
@@ -489,6 +558,9 @@ def main() -> None:
     ap.add_argument("--no-sysbench", action="store_true", help="leave out the sysbench cases (SYSBENCH_CASES)")
     ap.add_argument("--rss-minutes", type=float, default=10, help="length of the memory-over-time runs (0 to skip)")
     ap.add_argument("--rss-clients", default="pgconn,plain", help="k6 clients of the memory-over-time runs")
+    ap.add_argument("--pinning", choices=("auto", "pinned", "shared", "both"), default="auto",
+                    help="pinned: server and clients on cores of their own; shared: all on every core; "
+                         "both (auto's choice on 2 cores or more): pinned, then shared")
     a = ap.parse_args()
     vus_list = [int(v) for v in a.memory_vus.split(",") if v]
     k6_clients, rss_clients = ([c for c in v.split(",") if c] for v in (a.k6_clients, a.rss_clients))
@@ -498,16 +570,31 @@ def main() -> None:
     only = None if a.cases is None else [c for c in a.cases.split(",") if c]
     if not a.no_sysbench and shutil.which("sysbench") is None:
         ap.error("sysbench is not installed: `make deps` (native/install-deps.sh) installs it, or --no-sysbench")
+    cores = os.sched_getaffinity(0)
+    modes = {"auto": ("pinned", "shared") if len(cores) >= 2 else ("shared",), "both": ("pinned", "shared")}.get(
+        a.pinning, (a.pinning,))
+    if "pinned" in modes and len(cores) < 2:
+        ap.error(f"--pinning {a.pinning}: this process may use {len(cores)} core; pinning needs two")
+    server_cpus, client_cpus = split_cores(cores)
     pg = Postgres.start(max_connections=max([200, *vus_list]) + 50)
+    global CLIENT_CPUS
     try:
         load_table(pg)
         if only is None or any(c.startswith("ycsb") for c in only):
             load_ycsb(pg)
-        if only != []:
+        for mode in modes if only != [] else ():
+            pinned = mode == "pinned"
+            pin_server(pg, server_cpus if pinned else cores)
+            CLIENT_CPUS = client_cpus if pinned else None
+            where = (f"; pinned: server on CPU {cpu_list(server_cpus)}, clients on CPU {cpu_list(client_cpus)}"
+                     if pinned else f"; shared: server and clients on CPU {cpu_list(cores)}")
             per_core: dict[tuple[str, str], float] = {}
             console.print(throughput_table(pg, a.clients, a.seconds, a.repeat, only, k6_clients, per_core,
-                                           use_sysbench=not a.no_sysbench))
-            console.print(sizing_table(per_core))
+                                           use_sysbench=not a.no_sysbench, where=where))
+            if mode == modes[0]:  # the sizing from the first: pinned where it ran
+                console.print(sizing_table(per_core))
+        pin_server(pg, cores)
+        CLIENT_CPUS = None
         if vus_list:
             console.print(memory_table(pg, vus_list, min(a.seconds, 10)))
         if a.rss_minutes > 0 and rss_clients:

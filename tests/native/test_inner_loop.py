@@ -184,3 +184,13 @@ def test_what_the_loop_cannot_run_is_refused_before_any_load(postgres, tmp_path,
     assert says in run.output + log, run.output + log
     assert not table_exists(postgres, table)
 
+
+def test_the_bench_counts_the_loops_statements_not_its_iterations(postgres):
+    # make bench's loop rows (bench/client_efficiency.py loop10): its count
+    # of statements is the rows the run wrote, not those plus k6's loops.
+    from bench import client_efficiency as ce
+
+    prefix = ce.fresh_name("loop10", 0)
+    postgres.query("CREATE TABLE IF NOT EXISTS postgresqlkeyvalue (k text PRIMARY KEY, v text)")
+    m = ce.k6(postgres, "sql-inserts", "loop10", 2, 2, KEY_PREFIX=prefix)
+    assert m.ops == int(postgres.query(f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{prefix}:%'")) > 0
