@@ -45,6 +45,20 @@ fi
 
 python3 -m pip install -q -e '.[test]'
 
+# Apache Otava for `ybbench history` (its change points), in a venv of its own
+# (it pins older numpy and scipy than ours), every package pinned
+# (native/otava-requirements.txt); remade only when that file changes.
+otava=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/otava-venv
+otava_mark="$otava/.installed-$(sha256sum native/otava-requirements.txt | cut -c1-16)"
+if [ ! -f "$otava_mark" ]; then
+  echo "install-deps: installing Apache Otava into $otava (once)" >&2
+  rm -rf "$otava"
+  python3 -m venv "$otava"
+  "$otava/bin/pip" install -q --disable-pip-version-check --no-deps -r native/otava-requirements.txt
+  "$otava/bin/otava" --help >/dev/null
+  touch "$otava_mark"
+fi
+
 # The compose test's ybbench stand-in (tests/compose/images/ybbench) installs
 # the package's pinned dependencies with no network (its build runs with
 # --network none): their wheels, for the stand-in's Python (Debian

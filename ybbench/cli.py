@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from ybbench.core import catalog
+from ybbench.core import catalog, history_record
 from ybbench.core.errors import UserError
 from ybbench.doctor.settings import GRAFANA_PASSWORD_FILE
 from ybbench.run import k6run
@@ -53,19 +53,37 @@ def _run(a: argparse.Namespace) -> int:
     try:
         r = k6run.run(
             a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki,
-            settings=a.set, quiet=a.quiet, generators=a.generators, events=a.event, before=before
+            settings=a.set, quiet=a.quiet, generators=a.generators, events=a.event, before=before,
+            labels=history_record.parse_labels(a.label),
         )
     except refused as e:
         print(f"ybbench: run not started: doctor failed: {e}. Fix it and run again; to run anyway, "
               "leave out --doctor", file=sys.stderr)
         return 1
     print(f"results: {r.folder}")
+    _record(r.folder, Path(a.results), a.history)
     if a.report:
         # Reached with k6's exit 0 or 99 (thresholds crossed): a whole run either way.
         from ybbench.report.page import report
 
         print(f"report: {report([r.testid], Path(a.results), a.prometheus, None, None)}")
     return r.exit_code
+
+
+def _record(folder: Path, results: Path, history: str | None) -> None:
+    """Keep a finished run in the history store; a store that cannot take it
+    is said, and the run (whole in its folder) keeps its exit code."""
+    said = history_record.keep(folder, results, history)
+    if said:
+        print(f"ybbench: {said}", file=sys.stderr)
+
+
+def _history(a: argparse.Namespace) -> int:
+    from ybbench.report import history
+
+    if a.history_command == "import":
+        return history.import_command(a.results, a.history, a.folders)
+    return history.command(a.results, a.history, a.select, a.order_by, a.out, a.png, a.fail_on)
 
 
 def _doe(a: argparse.Namespace) -> int:
@@ -198,7 +216,30 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--grafana", help="with --doctor: Grafana URL, whose checks then run (unused without --doctor)")
     r.add_argument("--grafana-password-file", default=GRAFANA_PASSWORD_FILE,
                    help=f"with --doctor: file holding Grafana's password ({GRAFANA_PASSWORD_FILE})")
+    r.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
+                   help="a label kept with the run in params.json and the history store, e.g. commit=abc123")
+    r.add_argument("--history", metavar="STORE", help="the history store: an SQLite file or a postgresql:// URL "
+                   "(default: $YBBENCH_HISTORY, else <results>/history.sqlite)")
     r.set_defaults(func=_run)
+
+    hi = sub.add_parser("history", help="runs kept across time: each series' change points (Apache Otava), what "
+                        "differed there; `history import` fills the store from results folders")
+    hi.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
+    hi.add_argument("--history", metavar="STORE", help="the history store: an SQLite file or a postgresql:// URL "
+                    "(password from PGPASSFILE; default: $YBBENCH_HISTORY, else <results>/history.sqlite)")
+    hi.add_argument("--select", metavar="KEY=VALUE,...", help="one series: the runs with these (workload, a knob, "
+                    "label:NAME, version:NAME), e.g. workload=sql-selects,DURATION=10s (default: a series per "
+                    "workload and knobs)")
+    hi.add_argument("--order-by", default="time", help="time (when each run started) or label:NAME")
+    hi.add_argument("--out", help="folder for history.json and history.html (default: <results>/history)")
+    hi.add_argument("--png", metavar="DIR", help="also write each chart as DIR/history-<chart>.png")
+    hi.add_argument("--fail-on", metavar="regression", help="exit 1 when a series' newest run is after a change "
+                    "point that made an op worse (ops/s down or p99 up), naming it")
+    hs = hi.add_subparsers(dest="history_command")
+    imp = hs.add_parser("import", help="record every finished run under the folders (default: --results); runs "
+                        "already there are left as they are")
+    imp.add_argument("folders", nargs="*", help="results folders")
+    hi.set_defaults(func=_history)
 
     d = sub.add_parser("doe", help="a two-level (fractional) factorial design: aliases, effects, charts")
     d.add_argument("design", help="the design file (YAML), e.g. experiments/seed-002-esle.yaml")

@@ -282,7 +282,9 @@ def test_closed_sweep_of_sql_inserts(binaries, postgres, tmp_path):
     knee = next((a for a, b in zip(steps, steps[1:]) if b[1] / a[1] < 1.10 and b[2] > a[2]), None)
     assert doc["knee"] == (knee and {"vus": knee[0], "ops_per_s": knee[1], "p99_ms": knee[2]})
     assert ("knee: " in r.stdout) and saturation.KNEE_RULE in r.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == [sid]  # no staging folder left
+    # No staging folder left; each step recorded in the history store (ybbench history).
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("history.sqlite-")) == [
+        "history.sqlite", sid]
     # Sorted both sides: a random id such as "swef..." sorts after "sweep.json".
     assert sorted(p.name for p in folder.iterdir()) == sorted([f"{sid}-vus1", f"{sid}-vus2", f"{sid}-vus4", "sweep.json"])
 

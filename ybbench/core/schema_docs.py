@@ -13,7 +13,7 @@ from ybbench.core import formats
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results-format.md"
 ORDER = ["params", "summary", "events", "verify", "report", "compare", "sweep", "doe", "reproduce", "doe-results",
-         "scale-results", "doctor", "per-second"]
+         "scale-results", "doctor", "history", "per-second"]
 
 HEAD = """# Results format
 

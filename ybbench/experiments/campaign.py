@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, ClassVar
 
-from ybbench.core import formats, run_folder
+from ybbench.core import formats, history_record, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.core.files import keeps_finished, staged_dir
@@ -227,6 +227,10 @@ class Campaign:
                     if staged:  # the run was read from the stage, now renamed
                         self.runs[child.testid] = replace(self.runs[child.testid], folder=home / child.testid)
                     staged = False
+                    # The history store beside the results folder (core/history_record.py).
+                    said = history_record.keep(self.runs[child.testid].folder, self.results)
+                    if said:
+                        say(said)
                     line = self.ran_line(child, rec, time.time() - started)
                     if line:
                         say(line)

@@ -16,7 +16,7 @@ from ybbench.core import formats, latency, logs, run_folder
 from ybbench.core.catalog import KNOBS, REPO, SCRIPTS, SECRET_NAMES, TESTID, parse_settings, workloads
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
-from ybbench.run import faults
+from ybbench.run import faults, versions
 from ybbench.run import load_generators as gen
 from ybbench.run.k6_process import (
     K6_DASHBOARD_ENV,
@@ -43,6 +43,7 @@ def run(
     on_line: Callable[[str], None] | None = None,
     generators: int | str = 1,
     events: list[str] = (),
+    labels: dict[str, str] | None = None,
     before: Callable[[Path], None] | None = None,
 ) -> RunResult:
     """on_line sees each line of k6's output as it comes (a live progress);
@@ -84,6 +85,8 @@ def run(
             K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=env.get("K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "true"),
         )
         cmd += ["--out", "experimental-prometheus-rw"]
+    if labels and n_gen > 1:
+        raise UserError("--label: with one k6 process only (--generators 1) for now")
     if n_gen > 1:  # execution segments over N k6 processes (load_generators.py)
         return gen.run(workload, testid, final, cmd, env, n_gen, prometheus=prometheus, loki=loki, quiet=quiet,
                        on_line=on_line, before=before)
@@ -152,6 +155,9 @@ def run(
                 "started_unix_s": started,
                 "finished_unix_s": finished,
                 "k6_exit_code": code,
+                # For the history store (core/history_record.py): what ran it, and the run's --label KEY=VALUE.
+                "versions": versions.versions(k6, env),
+                **({"labels": dict(labels)} if labels else {}),
             },
         )
     if failed:

@@ -1,0 +1,260 @@
+"""`ybbench history`: the runs in the history store (core/history_store.py)
+as series, each metric's change points from Apache Otava (report/otava.py),
+and what differed where a change happened.
+
+A series is the runs that share workload and knobs (core/history_record.py
+series_key), or, with --select, every run matching it (its knobs may then
+differ, and a change point says which did). Runs are in the order they
+started, or by a label's value (--order-by label:commit).
+
+Metrics, per operation: ops/s (higher is better) and p99 latency (lower is
+better), each sent to Otava when every run of the series has it. For each
+change point: the runs on either side (Otava's window of the series before
+and after it), their means and spread as Otava reports them, the change in
+% (from those means), Otava's p-value, and what differs between the last run
+before the change and the first after it (knobs, versions, labels).
+
+The gate (--fail-on regression): exit 1 when the newest run of a series
+lies after a change point that made a metric worse (ops/s down, p99 up)
+and the newest segment (after the metric's last change point) is still
+worse than the runs before that change."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from ybbench.core import formats, history_store
+from ybbench.core.errors import UserError
+from ybbench.core.files import write_file
+from ybbench.report import otava
+
+KINDS = {"ops_per_s": ("ops/s", 1), "p99_ms": ("p99 ms", -1)}
+MIN_RUNS = 3  # fewer, and there is no series to split
+
+
+def parse_select(given: str | None) -> dict[str, str]:
+    """"workload=sql-selects,vus=16,label:commit=abc": keys workload, a knob
+    (any case), label:NAME or version:NAME."""
+    if not given:
+        return {}
+    found = {}
+    for part in given.split(","):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip():
+            raise UserError(f"--select {given!r}: give KEY=VALUE,... (workload, a knob, label:NAME, version:NAME)")
+        found[key.strip()] = value.strip()
+    return found
+
+
+def _value(run: dict, key: str) -> str | None:
+    if key == "workload":
+        return run["workload"]
+    if key.startswith("label:"):
+        return run["labels"].get(key[6:])
+    if key.startswith("version:"):
+        return run["versions"].get(key[8:])
+    knobs = {k.upper(): v for k, v in run["knobs"].items()}
+    return knobs.get(key.upper())
+
+
+def series_of(runs: list[dict], select: dict[str, str]) -> list[list[dict]]:
+    if select:
+        chosen = [r for r in runs if all(_value(r, k) == v for k, v in select.items())]
+        return [chosen] if chosen else []
+    groups: dict[str, list[dict]] = {}
+    for r in runs:
+        groups.setdefault(r["series_key"], []).append(r)
+    return list(groups.values())
+
+
+def ordered(runs: list[dict], order_by: str) -> list[dict]:
+    if order_by == "time":
+        return sorted(runs, key=lambda r: (r["started_unix_s"], r["testid"]))
+    if not order_by.startswith("label:"):
+        raise UserError(f"--order-by {order_by!r}: time or label:NAME")
+    name = order_by[6:]
+    missing = [r["testid"] for r in runs if name not in r["labels"]]
+    if missing:
+        raise UserError(f"--order-by {order_by}: runs without that label: {', '.join(missing[:5])}")
+    return sorted(runs, key=lambda r: (r["labels"][name], r["started_unix_s"]))
+
+
+def metrics_of(runs: list[dict]) -> list[dict]:
+    """Each op's ops/s and p99 that every run has, as Otava metrics."""
+    ops = sorted(set.intersection(*(set(r["ops"]) for r in runs)))
+    found = []
+    for op in ops:
+        for field, (unit, direction) in KINDS.items():
+            values = [r["ops"][op][field] for r in runs]
+            if all(v is not None for v in values):
+                found.append({"name": f"{op}_{field}", "op": op, "field": field, "unit": unit,
+                              "direction": direction, "values": values})
+    return found
+
+
+def differences(before: dict, after: dict) -> dict:
+    out = {}
+    for part in ("knobs", "versions", "labels"):
+        keys = sorted(set(before[part]) | set(after[part]))
+        diff = {k: {"before": before[part].get(k), "after": after[part].get(k)}
+                for k in keys if before[part].get(k) != after[part].get(k)}
+        if diff:
+            out[part] = diff
+    return out
+
+
+def analyze_series(runs: list[dict]) -> dict:
+    metrics = metrics_of(runs)
+    ids = [r["testid"] for r in runs]
+    found = otava.analyze(ids, [otava.Metric(m["name"], m["direction"]) for m in metrics],
+                          {m["name"]: m["values"] for m in metrics}) if metrics else []
+    by_name = {m["name"]: m for m in metrics}
+    changes = []
+    for cp in found:
+        m = by_name[cp.metric]
+        cuts = [0] + [c.index for c in found if c.metric == cp.metric] + [len(runs)]
+        k = cuts.index(cp.index)
+        pct = (cp.mean_after / cp.mean_before - 1) * 100 if cp.mean_before else None
+        worse = pct is not None and pct * m["direction"] < 0
+        changes.append({
+            "metric": cp.metric, "op": m["op"], "field": m["field"], "index": cp.index,
+            "first_after": ids[cp.index], "last_before": ids[cp.index - 1],
+            "runs_before": ids[cuts[k - 1]:cp.index], "runs_after": ids[cp.index:cuts[k + 1]],
+            "mean_before": cp.mean_before, "stddev_before": cp.stddev_before,
+            "mean_after": cp.mean_after, "stddev_after": cp.stddev_after,
+            "change_percent": pct, "pvalue": cp.pvalue, "regression": worse,
+            "differs": differences(runs[cp.index - 1], runs[cp.index]),
+        })
+    first = runs[0]
+    return {
+        "workload": first["workload"],
+        "knobs": {k: v for k, v in first["knobs"].items() if all(r["knobs"].get(k) == v for r in runs)},
+        "runs": [{"testid": r["testid"], "started_unix_s": r["started_unix_s"], "knobs": r["knobs"],
+                  "labels": r["labels"], "versions": r["versions"]} for r in runs],
+        "metrics": [{k: m[k] for k in ("name", "op", "field", "unit", "direction", "values")} for m in metrics],
+        "change_points": changes,
+    }
+
+
+def regressions(series: dict) -> list[dict]:
+    """The change points that made a metric worse and that its newest runs
+    have not come back from: the last segment's mean (Otava's, after the
+    metric's last change point) is still worse than the mean before it."""
+    direction = {m["name"]: m["direction"] for m in series["metrics"]}
+    by_metric: dict[str, list[dict]] = {}
+    for c in series["change_points"]:
+        by_metric.setdefault(c["metric"], []).append(c)
+    found = []
+    for name, cps in by_metric.items():
+        newest = cps[-1]["mean_after"]
+        found += [c for c in cps if c["regression"] and (newest - c["mean_before"]) * direction[name] < 0]
+    return found
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:+.1f}%"
+
+
+def _differs_text(d: dict) -> str:
+    return "; ".join(f"{k} {v['before']} -> {v['after']}" for part in d.values() for k, v in part.items()) or "nothing"
+
+
+def print_table(doc: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=160)
+    for s in doc["series"]:
+        title = f"{s['workload']} ({len(s['runs'])} runs): {', '.join(f'{k}={v}' for k, v in sorted(s['knobs'].items())) or 'knobs differ'}"
+        t = Table(title=title, title_justify="left")
+        for col in ("metric", "at run", "runs before/after", "mean before (sd)", "mean after (sd)", "change",
+                    "p-value", "what differs"):
+            t.add_column(col)
+        for c in s["change_points"]:
+            t.add_row(c["metric"], f"{c['index'] + 1}: {c['first_after']}", f"{len(c['runs_before'])}/{len(c['runs_after'])}",
+                      f"{c['mean_before']:.4g} ({c['stddev_before']:.2g})", f"{c['mean_after']:.4g} ({c['stddev_after']:.2g})",
+                      _pct(c["change_percent"]) + (" worse" if c["regression"] else ""), f"{c['pvalue']:.2g}",
+                      _differs_text(c["differs"]))
+        if not s["change_points"]:
+            t.add_row("(none)", "", "", "", "", "", "", "")
+        console.print(t)
+
+
+def build(where: str, select: dict[str, str], order_by: str) -> dict:
+    with history_store.Store(where) as store:
+        runs = store.runs()
+    analyzed = []
+    for group in series_of(runs, select):
+        group = ordered(group, order_by)
+        if len(group) >= MIN_RUNS:
+            analyzed.append(analyze_series(group))
+    return {
+        "format_version": formats.version("history"),
+        "store": history_store.shown(where),
+        "select": select,
+        "order_by": order_by,
+        "generated_unix_s": time.time(),
+        "otava": {"version": otava.VERSION, "p_value": otava.P_VALUE, "window": otava.WINDOW},
+        "series": analyzed,
+    }
+
+
+def command(results: str, history: str | None, select: str | None, order_by: str, out: str | None,
+            png_dir: str | None, fail_on: str | None) -> int:
+    from ybbench.report import history_page
+
+    if fail_on not in (None, "regression"):
+        raise UserError(f"--fail-on {fail_on!r}: regression")
+    where = history_store.location(Path(results), history)
+    doc = build(where, parse_select(select), order_by)
+    if not doc["series"]:
+        raise UserError(f"history {history_store.shown(where)}: no series of {MIN_RUNS} runs or more"
+                        + (f" matching --select {select}" if select else ""))
+    folder = Path(out) if out else Path(results) / "history"
+    charts = history_page.charts(doc)
+    formats.write(folder / "history.json", "history", doc)
+    write_file(folder / "history.html", history_page.page(doc, charts))
+    for name, b64 in charts.items() if png_dir else ():
+        import base64
+
+        write_file(Path(png_dir) / f"history-{name}.png", base64.b64decode(b64))
+    print_table(doc)
+    print(f"history: {folder / 'history.html'}")
+    if fail_on == "regression":
+        bad = [(s, c) for s in doc["series"] for c in regressions(s)]
+        for s, c in bad:
+            print(f"regression: {s['workload']} {c['op']} {KINDS[c['field']][0]} {_pct(c['change_percent'])} "
+                  f"from run {c['first_after']} (p {c['pvalue']:.2g}; {_differs_text(c['differs'])})", file=sys.stderr)
+        return 1 if bad else 0
+    return 0
+
+
+def import_command(results: str, history: str | None, folders: list[str]) -> int:
+    from ybbench.core import history_record
+
+    where = history_store.location(Path(results), history)
+    added = kept = 0
+    with history_store.Store(where) as store:
+        for root in folders or [results]:
+            for folder in history_record.run_folders(Path(root)):
+                if store.record(history_record.figures(folder)):
+                    added += 1
+                else:
+                    kept += 1
+    print(f"history import: {added} runs added, {kept} already there: {history_store.shown(where)}")
+    return 0
+
+
+def page_of(results: Path, testid: str) -> Path | None:
+    """The history page that holds run `testid`, for its report's link."""
+    path = results / "history" / "history.json"
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if any(r["testid"] == testid for s in doc.get("series", []) for r in s.get("runs", [])):
+        return path.with_name("history.html")
+    return None

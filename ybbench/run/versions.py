@@ -1,0 +1,50 @@
+"""What a run ran on, kept in its params.json as `versions` for the
+history store (core/history_store.py): k6 and each of its extensions, as
+`k6 version` lists them, and the database server's version, as the first
+YSQL node answers `SELECT version()`. A part that cannot be read is left
+out: versions are what is known, never a guess."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+K6_LINE = re.compile(r"^k6 (v\S+)")
+EXTENSION_LINE = re.compile(r"^\s+(\S+) (\S+), (k6/\S+) \[")
+
+
+def k6_versions(k6: str) -> dict[str, str]:
+    """{"k6": "v1.8.1", "k6/x/sql": "github.com/grafana/xk6-sql v1.0.5", ...}"""
+    try:
+        out = subprocess.run([k6, "version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    found = {}
+    for line in out.splitlines():
+        if m := K6_LINE.match(line):
+            found["k6"] = m.group(1)
+        elif m := EXTENSION_LINE.match(line):
+            found[m.group(3)] = f"{m.group(1)} {m.group(2)}"
+    return found
+
+
+def server_version(env: dict[str, str]) -> dict[str, str]:
+    """{"server": "PostgreSQL 15.14 on ..."} from the run's first YSQL node,
+    as the run's DB_USER and DB_NAME (libpq's PGPASSWORD or PGPASSFILE)."""
+    import psycopg
+
+    node = (env.get("YSQL_NODES") or "127.0.0.1:5433").split(",")[0].strip()  # the scripts' default
+    if not node:
+        return {}
+    host, _, port = node.rpartition(":")
+    try:
+        with psycopg.connect(host=host or node, port=int(port or 5433), user=env.get("DB_USER", "yugabyte"),
+                             dbname=env.get("DB_NAME", "yugabyte"), sslmode=env.get("DB_SSLMODE", "disable"),
+                             connect_timeout=5, application_name="ybbench versions") as conn:
+            return {"server": conn.execute("SELECT version()").fetchone()[0]}
+    except (psycopg.Error, ValueError):
+        return {}
+
+
+def versions(k6: str, env: dict[str, str]) -> dict[str, str]:
+    return {**k6_versions(k6), **server_version(env)}
