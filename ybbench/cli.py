@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ybbench.core import catalog, history_record
 from ybbench.core.errors import UserError
-from ybbench.doctor.settings import GRAFANA_PASSWORD_FILE
+from ybbench.doctor.settings import GRAFANA_PASSWORD_FILE, PASSWORD_FILE_VAR
 from ybbench.run import k6run
 from ybbench.run.targets import YB_EXPORTS, Cluster, parse_hosts
 
@@ -48,7 +48,8 @@ def _run(a: argparse.Namespace) -> int:
     if a.doctor:
         from ybbench.doctor import runner, settings
 
-        s = settings.from_args(a.set, a.prometheus, a.loki, a.grafana, a.grafana_password_file)
+        s = settings.from_args(a.set, a.prometheus, a.loki, a.grafana,
+                               a.grafana_password_file or settings.default_password_file())
         before, refused = runner.before_run(s, report_exprs()), runner.Refused
     try:
         r = k6run.run(
@@ -166,7 +167,8 @@ def report_exprs() -> list[str]:
 def _doctor(a: argparse.Namespace) -> int:
     from ybbench.doctor import runner, settings
 
-    s = settings.from_args(a.set, a.prometheus, a.loki, a.grafana, a.grafana_password_file, a.grafana_user)
+    s = settings.from_args(a.set, a.prometheus, a.loki, a.grafana,
+                           a.grafana_password_file or settings.default_password_file(), a.grafana_user, a.compose_env)
     s.loki_deadline_s = a.loki_deadline
     code, _ = runner.run(s, Path(a.out), report_exprs())
     return code
@@ -214,8 +216,8 @@ def parser() -> argparse.ArgumentParser:
                    "--prometheus, --loki and --grafana; its verdict kept as results/<testid>/doctor.json; no run "
                    "(exit 1, no folder) when a check fails")
     r.add_argument("--grafana", help="with --doctor: Grafana URL, whose checks then run (unused without --doctor)")
-    r.add_argument("--grafana-password-file", default=GRAFANA_PASSWORD_FILE,
-                   help=f"with --doctor: file holding Grafana's password ({GRAFANA_PASSWORD_FILE})")
+    r.add_argument("--grafana-password-file", help=f"with --doctor: file holding Grafana's password "
+                   f"(${PASSWORD_FILE_VAR}, else {GRAFANA_PASSWORD_FILE})")
     r.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
                    help="a label kept with the run in params.json and the history store, e.g. commit=abc123")
     r.add_argument("--history", metavar="STORE", help="the history store: an SQLite file or a postgresql:// URL "
@@ -348,11 +350,14 @@ def parser() -> argparse.ArgumentParser:
     dr.add_argument("--loki", help="Loki URL, e.g. http://127.0.0.1:3100")
     dr.add_argument("--grafana", help="Grafana URL, e.g. http://127.0.0.1:3000 (its checks run only when given)")
     dr.add_argument("--grafana-user", default="admin", help="Grafana user (admin)")
-    dr.add_argument("--grafana-password-file", default=GRAFANA_PASSWORD_FILE,
-                    help=f"file holding Grafana's password, never the command line ({GRAFANA_PASSWORD_FILE}, "
+    dr.add_argument("--grafana-password-file",
+                    help=f"file holding Grafana's password, never the command line (${PASSWORD_FILE_VAR}, which the "
+                    f"compose ybbench service sets, else {GRAFANA_PASSWORD_FILE}, "
                     "where compose mounts it)")
     dr.add_argument("--loki-deadline", type=float, default=60.0, metavar="SECONDS",
                     help="how long a failing statement's ERROR line may take to reach Loki (60)")
+    dr.add_argument("--compose-env", metavar="FILE", help="the compose .env whose YB_MASTER_MEM_LIMIT and "
+                    "YB_TSERVER_MEM_LIMIT the room check compares with memory available (compose/.env)")
     dr.add_argument("--out", default=str(catalog.REPO / "results" / "doctor.json"), help="the checks as JSON "
                     "(results/doctor.json)")
     dr.set_defaults(func=_doctor)

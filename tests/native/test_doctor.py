@@ -9,6 +9,7 @@ and services down give a failing check or an error, never a traceback."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -55,6 +56,12 @@ def assert_fails_exactly(p, doc, names: set[str]) -> dict[str, dict]:
     return failed
 
 
+def pg_fail(pg, table: str) -> None:
+    """A statement that fails (no such table): PostgreSQL logs its ERROR line."""
+    subprocess.run(["psql", "-X", "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user, "-d", pg.database,
+                    "-c", f"SELECT * FROM {table}"], env=pg.env(), capture_output=True)
+
+
 @pytest.fixture(scope="module")
 def loki(binaries, tmp_path_factory):
     """A Loki of this module's own: the session's holds other tests' lines
@@ -75,8 +82,7 @@ def shipped(postgres, loki, tmp_path_factory):
     marker = f"doctor_warmup_{uuid.uuid4().hex[:8]}"
 
     def arrived():
-        subprocess.run(["psql", "-X", "-h", "127.0.0.1", "-p", str(postgres.port), "-U", postgres.user, "-d",
-                        postgres.database, "-c", f"SELECT * FROM {marker}"], env=postgres.env(), capture_output=True)
+        pg_fail(postgres, marker)
         return loki.lines(f'{{service="postgres"}} |= "{marker}"')
     wait_until(arrived, "PostgreSQL's log in Loki", timeout=90, interval=2)
     yield follower
@@ -157,6 +163,7 @@ def test_prometheus_down_is_a_failing_check(stack, tmp_path):
     (["--grafana", "http://127.0.0.1:1", "--grafana-password-file", "/nonexistent/pw"],
      "--grafana-password-file /nonexistent/pw: cannot read it"),
     (["--set", "NOT_A_KNOB=1"], "--set NOT_A_KNOB: unknown knob"),
+    (["--compose-env", "/nonexistent/.env"], "--compose-env /nonexistent/.env: not a file"),
 ])
 def test_bad_input_exits_2_naming_it(postgres, tmp_path, args, message):
     p = subprocess.run([sys.executable, "-m", "ybbench", "doctor", "--out", str(tmp_path / "d.json"), *args],
@@ -164,6 +171,16 @@ def test_bad_input_exits_2_naming_it(postgres, tmp_path, args, message):
     assert p.returncode == 2, p.stdout + p.stderr
     assert message in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "d.json").exists()
+
+
+def test_the_password_file_comes_from_its_variable_when_not_given(tmp_path):
+    """The compose service names its copy of Grafana's password in
+    YBBENCH_GRAFANA_PASSWORD_FILE (compose/ybbench/entrypoint.sh)."""
+    named = tmp_path / "not-there"
+    p = subprocess.run([sys.executable, "-m", "ybbench", "doctor", "--out", str(tmp_path / "d.json"), "--grafana",
+                        "http://127.0.0.1:1"], cwd=REPO, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "YBBENCH_GRAFANA_PASSWORD_FILE": str(named)})
+    assert p.returncode == 2 and f"--grafana-password-file {named}: cannot read it" in p.stderr, p.stderr
 
 
 def test_ysql_errors_not_reaching_the_log_fail_the_error_line_check(stack, tmp_path):
@@ -381,3 +398,112 @@ def test_grafana_checks_pass_and_a_datasource_with_a_wrong_url_fails(stack, prom
     assert closed in failed["grafana datasource ybbench-prometheus"]["found"]
     assert closed in failed["grafana datasource ybbench-prometheus"]["todo"]  # the URL to fix, named
     assert "grafana datasource ybbench-loki" in by_status(doc, "ok")
+
+
+# --- Loki: a shipper that drops the level --------------------------------------------
+
+LEVEL_STAGE = "      - labels:\n          level:\n"
+
+
+def test_a_promtail_that_drops_the_level_label_fails_the_level_checks(stack, tmp_path):
+    """The project's Promtail config without its `labels: level` stage ships
+    PostgreSQL's lines to a Loki of their own: doctor names the service
+    whose lines carry no level, and the failing statement's line arrives
+    without level=error; the other checks pass."""
+    config = tmp_path / "promtail-no-level.yml"
+    text = (REPO / "compose" / "promtail" / "promtail.yml").read_text()
+    assert text.count(LEVEL_STAGE) == 1
+    config.write_text(text.replace(LEVEL_STAGE, ""))
+    pg = stack["pg"]
+    (tmp_path / "loki").mkdir()
+    loki = Loki(tmp_path / "loki")
+    follower = Follower(pg.log_dir / "postgres.log", loki.url, {"service": "postgres"}, tmp_path / "promtail.log",
+                        config=config)
+    try:
+        marker = f"doctor_nolevel_{uuid.uuid4().hex[:8]}"
+
+        def arrived():
+            pg_fail(pg, marker)
+            return loki.lines(f'{{service="postgres"}} |= "{marker}"')
+        wait_until(arrived, "PostgreSQL's log in the no-level Loki", timeout=90, interval=2)
+        p, doc = doctor(pg, tmp_path, *stack["args"][:2], "--loki", loki.url, "--loki-deadline", "15")
+    finally:
+        follower.stop()
+        loki.stop()
+    failed = assert_fails_exactly(p, doc, {"loki level postgres", "loki ysql error line"})
+    assert failed["loki level postgres"]["found"] == "its lines carry no level label"
+    assert "without level=error: postgres level=none" in failed["loki ysql error line"]["found"]
+
+
+# --- Prometheus without k6's native histograms ---------------------------------------
+
+def test_k6_trends_without_native_histograms_fail_the_histogram_check(stack, other_prometheus, tmp_path):
+    """A Prometheus holding k6's trends as classic float series (k6 writing
+    without K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM, as into a Prometheus
+    that takes no native histograms; Prometheus 3.x always takes them, so
+    this is the fault a user can have with 3.x): the histogram check fails,
+    and so does every reader of k6's latency histogram, naming it."""
+    prom = other_prometheus()
+    r = ybbench_run("sql-inserts", stack["pg"], tmp_path / "results", testid=f"c{uuid.uuid4().hex[:8]}",
+                    prometheus=prom.url, knobs={"VUS": 1, "DURATION": "3s"},
+                    extra_env={"K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "false"})
+    # What k6 wrote, from Prometheus itself: classic p99 series, no native histogram.
+    assert prom.query("k6_iteration_duration_p99") and not prom.query("k6_iteration_duration_seconds"), r.output
+    p, doc = doctor(stack["pg"], tmp_path, "--prometheus", prom.url, *stack["args"][2:])
+    latency = "k6_iteration_duration_seconds"
+    readers = {f"queries dashboard {json.loads(b.read_text())['uid']}"
+               for b in (REPO / "grafana" / "dashboards").glob("*.json") if re.search(latency + r"\b", b.read_text())}
+    if re.search(latency + r"\b", (REPO / "ybbench" / "report" / "page.py").read_text()):
+        readers.add("queries report")
+    assert readers, "no reader of k6's latency histogram: the test's premise is gone"
+    failed = assert_fails_exactly(p, doc, {"prometheus k6 latency is a native histogram", *readers})
+    assert "classic series (" in failed["prometheus k6 latency is a native histogram"]["found"]
+    assert "k6_iteration_duration_p99" in failed["prometheus k6 latency is a native histogram"]["found"]
+    for name in readers:
+        assert f"absent: {latency} " in failed[name]["found"], failed[name]
+
+
+# --- room to run ------------------------------------------------------------------
+
+def _mount_of(path: Path) -> Path:
+    path = path.resolve()
+    while not os.path.ismount(path):
+        path = path.parent
+    return path
+
+
+def _free_gib(path: Path) -> float:
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize / 2**30
+
+
+def test_room_reads_the_free_space_the_os_reports_and_warns_on_limits_beyond_memory(stack, tmp_path):
+    """Free space under the test's data directory as the OS says it
+    (statvfs, read before and after doctor) is the figure doctor shows for
+    that mount; a copy of compose/.env whose tservers ask for twice this
+    host's memory each makes the memory check warn, with the limits summed
+    as written here (3 masters, 3 tservers)."""
+    mem_total = int(re.search(r"^MemTotal:\s+(\d+) kB$", Path("/proc/meminfo").read_text(), re.M)[1]) * 1024
+    planted_mib = 2 * mem_total // 2**20
+    env = tmp_path / "compose.env"
+    env.write_text(re.sub(r"^YB_TSERVER_MEM_LIMIT=.*$", f"YB_TSERVER_MEM_LIMIT={planted_mib}m",
+                          (REPO / "compose" / ".env").read_text(), flags=re.M))
+    master = re.search(r"^YB_MASTER_MEM_LIMIT=(\d+)g$", env.read_text(), re.M)
+    assert master, "compose/.env's master limit is no longer in g: update this test's arithmetic"
+    limits_gib = (3 * int(master[1]) * 2**30 + 3 * planted_mib * 2**20) / 2**30
+    before = _free_gib(tmp_path)
+    p, doc = doctor(stack["pg"], tmp_path, *stack["args"], "--compose-env", str(env))
+    after = _free_gib(tmp_path)
+    assert p.returncode == 0 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    mount = _mount_of(tmp_path)
+    disk = [c for c in doc["checks"] if c["name"].startswith("room disk ") and c["name"].endswith(f" {mount}")]
+    assert len(disk) == 1, [c["name"] for c in doc["checks"] if c["name"].startswith("room")]
+    shown = float(re.fullmatch(r"([0-9.]+) GiB free", disk[0]["found"])[1])
+    # Others write to this disk meanwhile: the OS' readings around the scrape,
+    # widened by 1 GiB (a GB-for-GiB slip is off by 7%, 3.8 GiB at 54 GiB free).
+    assert min(before, after) - 1 <= shown <= max(before, after) + 1, (shown, before, after)
+    warned = {c["name"]: c for c in doc["checks"] if c["name"].startswith("room memory ") and c["status"] == "warn"}
+    assert len(warned) == 1, [c for c in doc["checks"] if c["name"].startswith("room memory")]
+    memory = next(iter(warned.values()))
+    assert memory["expected"].startswith(f"{limits_gib:.1f} GiB available"), (memory, limits_gib)
+    assert "YB_*_MEM_LIMIT" in memory["todo"]

@@ -26,8 +26,8 @@ _ENTRY = re.compile(r"^\S+?[+-]\d{4}\t?\{([^}]*)\}\t?(.*)$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
-def _command(args: list[str]) -> list[str]:
-    return [str(BIN / "promtail"), f"-config.file={CONFIG}", "-config.expand-env=true", "--stdin", *LOOPBACK, *args]
+def _command(args: list[str], config: Path = CONFIG) -> list[str]:
+    return [str(BIN / "promtail"), f"-config.file={config}", "-config.expand-env=true", "--stdin", *LOOPBACK, *args]
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
@@ -85,9 +85,10 @@ class Follower:
     """A log file followed (tail -F, from its end) through the pipeline to a
     Loki, `labels` on every line: a running stack's shipping of one service."""
 
-    def __init__(self, log: Path, loki_url: str, labels: dict[str, str], out: Path):
+    def __init__(self, log: Path, loki_url: str, labels: dict[str, str], out: Path, config: Path = CONFIG):
         external = ",".join(f"{k}={v}" for k, v in labels.items())
-        cmd = f"tail -n0 -F {shlex.quote(str(log))} | {shlex.join(_command([f'--client.external-labels={external}']))}"
+        promtail = _command([f"--client.external-labels={external}"], config)
+        cmd = f"tail -n0 -F {shlex.quote(str(log))} | {shlex.join(promtail)}"
         self.out = open(out, "w")
         self.proc = subprocess.Popen(["bash", "-c", cmd], stdout=self.out, stderr=subprocess.STDOUT,
                                      env=_env({"LOKI_URL": loki_url.rstrip("/")}), start_new_session=True)

@@ -145,10 +145,15 @@ def remote_write(prom: Prom) -> list[Check]:
     got = prom.query("last_over_time(k6_iteration_duration_seconds[1d])")
     expected = "k6_iteration_duration_seconds as native histograms (K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true)"
     if not got:
-        classic = prom.query("count(last_over_time({__name__=~\"k6_iteration_duration_seconds_.+\"}[1d]))")
+        # Without native histograms k6 writes a trend as one float series per
+        # stat: k6_iteration_duration_p99, _avg, ... (K6_PROMETHEUS_RW_TREND_STATS).
+        classic = prom.api("label/__name__/values", **{"match[]": '{__name__=~"k6_iteration_duration_.+"}',
+                                                        "start": f"{time.time() - 86400:.0f}"})
         if classic:
-            out.append(fail(name, expected, "k6's trends arrived as classic series (k6_iteration_duration_seconds_*)",
-                            "run k6 with K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true (ybbench run sets it)"))
+            names = ", ".join(sorted(classic))
+            out.append(fail(name, expected, f"k6's trends arrived as classic series ({names}), not native histograms",
+                            "run k6 with K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true (ybbench run sets it), "
+                            "into a Prometheus that takes native histograms (3.x)"))
         else:
             out.append(skipped(name, "no k6 run has written to this Prometheus in the last day", expected))
     elif any("histogram" not in s for s in got):

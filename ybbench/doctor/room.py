@@ -5,6 +5,7 @@ YugabyteDB asks for (its mem_limits in compose/.env)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ybbench.core.catalog import REPO
 from ybbench.doctor.check import WARN, Check, Unreachable, fail, ok, skipped
@@ -19,9 +20,9 @@ FS = 'fstype!~"tmpfs|devtmpfs|overlay|squashfs|nsfs|ramfs|autofs|proc|sysfs|fuse
 UNITS = {"k": 2**10, "m": 2**20, "g": 2**30}
 
 
-def compose_memory() -> int:
+def compose_memory(env_file: Path = ENV) -> int:
     """The compose YugabyteDB's container limits: 3 masters and 3 tservers (compose/docker-compose.yml)."""
-    env = dict(re.findall(r"^(YB_(?:MASTER|TSERVER)_MEM_LIMIT)=(\d+[kmg])$", ENV.read_text(), re.M))
+    env = dict(re.findall(r"^(YB_(?:MASTER|TSERVER)_MEM_LIMIT)=(\d+[kmg])$", env_file.read_text(), re.M))
     total = 0
     for var in ("YB_MASTER_MEM_LIMIT", "YB_TSERVER_MEM_LIMIT"):
         if var in env:
@@ -29,7 +30,7 @@ def compose_memory() -> int:
     return total
 
 
-def checks(prom: Prom | None) -> list[Check]:
+def checks(prom: Prom | None, env_file: Path = ENV) -> list[Check]:
     if prom is None:
         return [skipped("room disk", "Prometheus not reachable or not given"),
                 skipped("room memory", "Prometheus not reachable or not given")]
@@ -54,11 +55,13 @@ def checks(prom: Prom | None) -> list[Check]:
             out.append(Check(name, WARN, expected, found, "a long or large run may fill it"))
         else:
             out.append(ok(name, expected, found))
-    limits = compose_memory()
+    if not env_file.is_file():
+        return out + [skipped("room memory", f"no {env_file}: the compose stack's memory limits are unknown")]
+    limits = compose_memory(env_file)
     for m in memory:
         avail = float(m["value"][1])
         name = f"room memory {m['metric'].get('instance')}"
-        expected = f"{limits / GIB:.1f} GiB available for the compose stack's YugabyteDB (compose/.env mem_limits)"
+        expected = f"{limits / GIB:.1f} GiB available for the compose stack's YugabyteDB ({env_file.name} mem_limits)"
         found = f"{avail / GIB:.1f} GiB available"
         if avail < limits:
             out.append(Check(name, WARN, expected, found, "lower YB_*_MEM_LIMIT in compose/.env, or expect the "

@@ -29,7 +29,7 @@ def run_checks(s: Settings, report_exprs: list[str] = ()) -> list[Check]:
     out += k6.checks(s.k6)
     out += loki.checks(s, nodes)
     out += grafana.checks(s)
-    out += room.checks(prom)
+    out += room.checks(prom, s.compose_env)
     return out
 
 

@@ -10,11 +10,19 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ybbench.core.catalog import parse_settings
+from ybbench.core.catalog import REPO, parse_settings
 from ybbench.core.errors import UserError
 
-# Where compose mounts the secrets volume into the ybbench service.
+# Where compose mounts the secrets volume into the ybbench service. The
+# file is grafana's own (uid 472, mode 600): the service's entrypoint
+# copies it for the user who runs ybbench and names the copy in
+# YBBENCH_GRAFANA_PASSWORD_FILE (compose/ybbench/entrypoint.sh).
 GRAFANA_PASSWORD_FILE = "/run/secrets/ybbench/grafana_admin_password"
+PASSWORD_FILE_VAR = "YBBENCH_GRAFANA_PASSWORD_FILE"
+
+
+def default_password_file() -> str:
+    return os.environ.get(PASSWORD_FILE_VAR) or GRAFANA_PASSWORD_FILE
 
 
 @dataclass
@@ -31,6 +39,7 @@ class Settings:
     grafana_password: str | None = field(default=None, repr=False)
     k6: str | None = None  # the k6 `ybbench run` would use; None: not found
     loki_deadline_s: float = 60.0
+    compose_env: Path = REPO / "compose" / ".env"  # the memory limits the room check compares with
 
 
 def parse_nodes(value: str) -> list[tuple[str, int]]:
@@ -53,7 +62,7 @@ def read_password(path: str) -> str:
 
 
 def from_args(settings: list[str], prometheus: str | None, loki: str | None, grafana: str | None,
-              grafana_password_file: str, grafana_user: str = "admin") -> Settings:
+              grafana_password_file: str, grafana_user: str = "admin", compose_env: str | None = None) -> Settings:
     knobs = parse_settings(list(settings))
     s = Settings(nodes=parse_nodes(knobs.get("YSQL_NODES", os.environ.get("YSQL_NODES", "127.0.0.1:5433"))),
                  prometheus=prometheus, loki=loki, grafana=grafana, grafana_user=grafana_user)
@@ -63,6 +72,11 @@ def from_args(settings: list[str], prometheus: str | None, loki: str | None, gra
     if not timeout.isdigit():
         raise UserError(f"DB_CONNECT_TIMEOUT {timeout!r}: expected whole seconds")
     s.connect_timeout_s = int(timeout)
+    if compose_env is not None:
+        if not Path(compose_env).is_file():
+            raise UserError(f"--compose-env {compose_env}: not a file (the compose .env whose YB_*_MEM_LIMIT "
+                            "the room check compares with)")
+        s.compose_env = Path(compose_env)
     if grafana:
         s.grafana_password = read_password(grafana_password_file)
     # As ybbench/run/k6_process.py k6_binary finds it; a missing k6 is a failing check, not bad input.
