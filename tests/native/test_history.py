@@ -212,3 +212,18 @@ def test_a_corrupt_or_foreign_store_is_refused_and_left_as_it_was(tmp_path, cont
                 "newer": "format_version 2"}[content] in p.stderr
     assert store.read_bytes() == before
     assert sorted(f.name for f in results.iterdir() if f.name.startswith("history")) == ["history.sqlite"]
+
+
+def test_a_runs_report_links_its_history_page(tmp_path):
+    results = tmp_path / "results"
+    fake_runs(results, "rep", *series(1, 0.10))
+    fake_runs(results / "other", "out", [10.0] * 3, [1.0] * 3)  # in no history.json
+    assert history(results, "import", str(results)).returncode == 0
+    assert ybbench("report", "rep-05", "--results", str(results)).returncode == 0
+    assert "ybbench history" not in (results / "rep-05" / "report.html").read_text()  # none written yet
+    assert history(results).returncode == 0
+    for testid, linked in (("rep-05", True), ("other/out-00", False)):
+        p = ybbench("report", testid.split("/")[-1], "--results", str(results / testid).rsplit("/", 1)[0])
+        assert p.returncode == 0, p.stderr
+        page = (results / testid / "report.html").read_text()
+        assert ('<a href="../history/history.html">' in page) == linked, testid

@@ -21,7 +21,6 @@ worse than the runs before that change."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -246,15 +245,3 @@ def import_command(results: str, history: str | None, folders: list[str]) -> int
                     kept += 1
     print(f"history import: {added} runs added, {kept} already there: {history_store.shown(where)}")
     return 0
-
-
-def page_of(results: Path, testid: str) -> Path | None:
-    """The history page that holds run `testid`, for its report's link."""
-    path = results / "history" / "history.json"
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if any(r["testid"] == testid for s in doc.get("series", []) for r in s.get("runs", [])):
-        return path.with_name("history.html")
-    return None

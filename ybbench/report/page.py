@@ -31,7 +31,7 @@ from ybbench.core.errors import UserError
 from ybbench.core.files import write_file
 from ybbench.core.services import check_ready
 from ybbench.experiments.reproduce import expected
-from ybbench.report import run_rates, seed_charts
+from ybbench.report import history_link, run_rates, seed_charts
 from ybbench.report.charts import bar_chart as _bar_chart
 from ybbench.report.charts import line_chart as _line_chart
 from ybbench.run.k6_process import K6_REPORT
@@ -268,7 +268,7 @@ def compared_runs(results: Path) -> dict[Path, set[str]]:
 
 
 def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[dict] = (),
-              k6_report: str | None = None, compares: list[str] = ()) -> str:
+              k6_report: str | None = None, compares: list[str] = (), history: str | None = None) -> str:
     s, p, w = run["summary"], run["params"], run["window"]
     e = html.escape
     rows = []
@@ -299,6 +299,9 @@ def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[di
     if compares:
         out.append("<p>Compared with other runs (ybbench compare): " + ", ".join(
             f'<a href="{e(c)}">{e(c)}</a>' for c in compares) + ".</p>")
+    if history:
+        out.append(f'<p>Its series over time, with change points (ybbench history): <a href="{e(history)}">'
+                   f"{e(history)}</a>.</p>")
     for c in charts:
         body = (f'<img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}">' if "png" in c
                 else f'<p class="note">{e(c.get("note", "no curve"))}</p>')
@@ -347,7 +350,9 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
         k6_page = run["folder"] / K6_REPORT
         k6_link = os.path.relpath(k6_page, out.parent) if k6_page.is_file() else None
         compares = [os.path.relpath(c, out.parent) for c, ids in compared.items() if run["testid"] in ids]
-        sections.append(_run_html(run, charts, missing, tables, k6_link, compares))
+        in_history = history_link.page_of(results, run["testid"])
+        history = os.path.relpath(in_history, out.parent) if in_history else None
+        sections.append(_run_html(run, charts, missing, tables, k6_link, compares, history))
         pngs.update({f"{run['testid']}-{c['id']}.png": c["png"] for c in charts if "png" in c})
         data["runs"].append({"testid": run["testid"], "window": run["window"], "missing": missing,
                              "summary": run["summary"], "params": run["params"], "k6_report": k6_link,

@@ -1,0 +1,102 @@
+"""`ybbench history` end to end on the native stack: real sql-selects runs on
+the test PostgreSQL, each recorded by `ybbench run` itself.
+
+Six runs, three at 4 VUs then three at 16, recorded in a PostgreSQL store
+(its password from a PGPASSFILE written here): one change point, at the
+fourth run, with VUS named as what differs, and the gate fails on the p99
+that 16 VUs on this machine's two cores raise. Six identical runs, in the
+default SQLite store: no change point, and the gate passes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import uuid
+
+import pytest
+
+from ybbench.report import otava
+
+from ..support.stack import BIN
+from ..support.ybbench_cli import ybbench, ybbench_run
+
+if not otava.program().exists():
+    pytest.skip(f"Apache Otava is not installed at {otava.program()} (make deps)", allow_module_level=True)
+
+DURATION = "10s"
+
+
+@pytest.fixture(scope="module")
+def runs(postgres, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("history")
+    rid = f"his{uuid.uuid4().hex[:8]}"
+    db = f"store_{rid}"
+    postgres.psql("postgres", f"CREATE DATABASE {db}")
+    url = f"postgresql://{postgres.user}@127.0.0.1:{postgres.port}/{db}"
+    ins = ybbench_run("sql-inserts", postgres, tmp / "load", testid=f"{rid}-ins",
+                      knobs={"VUS": 4, "DURATION": "3s", "KEY_PREFIX": rid})
+    assert ins.code == 0, ins.output
+    sel = {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins.digest()["rows_written"], "DURATION": DURATION}
+    step, flat = tmp / "step", tmp / "flat"
+    for i, vus in enumerate((4, 4, 4, 16, 16, 16), start=1):
+        done = ybbench_run("sql-selects", postgres, step, testid=f"{rid}-s{i}", knobs={**sel, "VUS": vus},
+                           extra_args=["--label", f"commit=c{i}", "--history", url])
+        assert done.code == 0, done.output
+        assert "not in the history" not in done.output
+    for i in range(1, 7):
+        done = ybbench_run("sql-selects", postgres, flat, testid=f"{rid}-f{i}", knobs={**sel, "VUS": 4})
+        assert done.code == 0, done.output
+    pgpass = tmp / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{postgres.port}:{db}:{postgres.user}:{postgres.password}\n")
+    pgpass.chmod(0o600)
+    # The store's password from PGPASSFILE only: no PGPASSWORD in the history commands' environment.
+    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass)}
+    return {"rid": rid, "url": url, "step": step, "flat": flat, "env": env, "db": db, "pg": postgres}
+
+
+def test_three_runs_at_4_vus_then_three_at_16_give_one_change_point_at_the_fourth(runs, tmp_path):
+    rid = runs["rid"]
+    p = ybbench("history", "--results", str(runs["step"]), "--history", runs["url"], "--select",
+                "workload=sql-selects", "--out", str(tmp_path / "out"), env=runs["env"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads((tmp_path / "out" / "history.json").read_text())
+    (s,) = doc["series"]
+    assert [r["testid"] for r in s["runs"]] == [f"{rid}-s{i}" for i in range(1, 7)]
+    assert s["change_points"], p.stdout
+    for c in s["change_points"]:  # ops/s, p99 or both: at one place, the fourth run
+        assert c["index"] == 3 and c["first_after"] == f"{rid}-s4", c
+        assert c["differs"]["knobs"] == {"VUS": {"before": "4", "after": "16"}}
+        assert c["differs"]["labels"] == {"commit": {"before": "c3", "after": "c4"}}
+        assert c["runs_before"] == [f"{rid}-s{i}" for i in (1, 2, 3)]
+    assert "VUS 4 -> 16" in p.stdout
+    # The store's figures are the runs' own: the summary's ops/s and p99, the server's version as it says it.
+    summaries = [json.loads((runs["step"] / f"{rid}-s{i}" / "summary.json").read_text()) for i in range(1, 7)]
+    metrics = {m["name"]: m["values"] for m in s["metrics"]}
+    assert metrics["select_ops_per_s"] == [d["ops"]["select"]["per_second"] for d in summaries]
+    assert metrics["select_p99_ms"] == [d["ops"]["select"]["latency_ms"]["p99"] for d in summaries]
+    server = runs["pg"].query("SELECT version()")
+    k6 = re.match(r"k6 (v\S+)", subprocess.run([str(BIN / "k6"), "version"], capture_output=True, text=True).stdout)[1]
+    for r in s["runs"]:
+        assert r["versions"]["server"] == server and r["versions"]["k6"] == k6
+    # The runs' rows are in the PostgreSQL store, read here with psql.
+    got = runs["pg"].psql(runs["db"], "SELECT count(*) FROM ybbench_history_runs WHERE testid LIKE "
+                          f"'{rid}-s%' AND labels::jsonb ? 'commit'")
+    assert re.search(r"^\s*6\s*$", got, re.M), got
+
+
+def test_the_gate_fails_on_the_step_naming_the_op_and_passes_identical_runs(runs, tmp_path):
+    p = ybbench("history", "--results", str(runs["step"]), "--history", runs["url"], "--select",
+                "workload=sql-selects", "--out", str(tmp_path / "step"), "--fail-on", "regression", env=runs["env"])
+    doc = json.loads((tmp_path / "step" / "history.json").read_text())
+    worse = [c for c in doc["series"][0]["change_points"] if c["regression"]]
+    # 16 VUs on two cores queue: p99 up (a regression) whatever ops/s does.
+    assert any(c["field"] == "p99_ms" for c in worse), doc["series"][0]["change_points"]
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "regression: sql-selects select p99 ms +" in p.stderr
+    p = ybbench("history", "--results", str(runs["flat"]), "--fail-on", "regression", env=runs["env"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads((runs["flat"] / "history" / "history.json").read_text())
+    (s,) = doc["series"]
+    assert len(s["runs"]) == 6 and s["change_points"] == [], s["change_points"]
