@@ -21,6 +21,7 @@ build:
 	./native/build.sh >/dev/null
 
 bench: deps build
+	YBBENCH_BENCH=1 ./native/build.sh
 	python3 -m pip install -q -e '.[bench]'
 	python3 -m bench.client_efficiency
 

@@ -7,7 +7,7 @@ benchmark, not a test: it prints tables (~50 minutes on 2 cores).
     python3 -m bench.client_efficiency [--seconds 10] [--repeat 3] [--clients 16] [--memory-vus 400,2400]
                                        [--cases select,...] [--k6-clients plain,pgx,go-helpers,pgconn,loop10,loop100]
                                        [--no-sysbench] [--rss-minutes 10] [--rss-clients pgconn,plain]
-                                       [--pinning auto|pinned|shared|both]
+                                       [--pinning auto|pinned|shared|both] [--no-go-ycsb]
 
 Pinned (the default on two cores or more, `--pinning auto`): the database
 server on one half of the machine's cores and every client (pgbench,
@@ -16,7 +16,8 @@ its own, so that a client's CPU per operation holds none of the server's
 wakeups; then the same table with everything sharing every core. The
 sizing table comes from the pinned run. loop10 and loop100 are the pgconn
 client with OPS_PER_ITERATION=10 and 100 (the inner loop in Go,
-k6-scripts/lib/loop.js), on the workloads that have it.
+k6-scripts/lib/loop.js), on the workloads that have it. go-ycsb v1.0.3
+runs beside our ycsb on YCSB A and C (bench/go_ycsb.py; "× go-ycsb").
 
 For each workload, every client runs the same statements against the same
 table for the same time with the same concurrency (kv-recent-read-heavy runs
@@ -53,6 +54,7 @@ import numpy
 from rich.console import Console
 from rich.table import Table
 
+from bench import go_ycsb
 from tests.support.stack import BIN, PG_BIN, REPO, Postgres
 from ybbench.run.k6_process import k6_env
 
@@ -365,7 +367,7 @@ CLIENTS = (("pgbench", "pgbench -M prepared"), *((c, label) for c, (label, _) in
 
 def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only: list[str] | None,
                      k6_clients: list[str], per_core: dict[tuple[str, str], float],
-                     use_sysbench: bool = True, where: str = "") -> Table:
+                     use_sysbench: bool = True, where: str = "", use_go_ycsb: bool = False) -> Table:
     """The table; per_core gets each (workload, client)'s median ops/s per
     client core. use_sysbench: the sysbench case next to pgbench where a
     workload has one (SYSBENCH_CASES)."""
@@ -375,7 +377,7 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
     # ops/s per client core = 10^6 / µs per op: what one core of this client
     # sustains; docs/client-efficiency.md's sizing is computed from it.
     for col in ("workload", "client", "ops/s", "client CPU µs/op", "min–max", "× pgbench", "× sysbench",
-                "ops/s per client core"):
+                "× go-ycsb", "ops/s per client core"):
         table.add_column(col, justify="right" if col not in ("workload", "client") else "left")
     ycsb = {"REQUEST_DISTRIBUTION": "uniform", "RECORD_COUNT": YCSB_RECORDS}
     # name: (pgbench script, k6 workload, its knobs); writers get a fresh KEY_PREFIX per run.
@@ -393,7 +395,7 @@ def throughput_table(pg: Postgres, clients: int, seconds: int, repeat: int, only
         "ycsb-load": (PGBENCH_YCSB_LOAD, "ycsb-load", {"RECORD_COUNT": 10**9}),
     }
     todo = [(name, case) for name, case in cases.items() if only is None or name in only]
-    rounds = Rounds(clients, seconds, repeat, chosen, use_sysbench)
+    rounds = Rounds(clients, seconds, repeat, chosen, use_sysbench, use_go_ycsb)
     try:
         for name, case in todo:
             case_rows(pg, table, name, case, rounds, per_core)
@@ -416,6 +418,7 @@ class Rounds:
     repeat: int
     chosen: list[tuple[str, str]]
     use_sysbench: bool
+    use_go_ycsb: bool = False
 
 
 def case_rows(pg: Postgres, table: Table, name: str, case: tuple, rounds: Rounds, per_core: dict) -> None:
@@ -425,7 +428,9 @@ def case_rows(pg: Postgres, table: Table, name: str, case: tuple, rounds: Rounds
     # sysbench's case, if it has one, next to pgbench: its table made by
     # sysbench itself before the rounds, dropped after them.
     sb = SYSBENCH_CASES.get(name) if rounds.use_sysbench else None
+    gy = rounds.use_go_ycsb and name in go_ycsb.MIXES
     case_clients = chosen[:1] + ([("sysbench", sb[1])] if sb else []) + \
+        ([("go-ycsb", "go-ycsb v1.0.3 (lib/pq)")] if gy else []) + \
         [(c, label) for c, label in chosen[1:] if "OPS_PER_ITERATION" not in K6_CLIENTS[c][1] or workload in LOOPED]
     if sb:
         console.log(f"{name}: sysbench {sb[0]} prepare ({ROWS:,} rows)")
@@ -442,6 +447,9 @@ def case_rows(pg: Postgres, table: Table, name: str, case: tuple, rounds: Rounds
             if client == "sysbench":
                 runs[client].append(sysbench(pg, sb[0], clients, seconds))
                 continue
+            if client == "go-ycsb":
+                runs[client].append(Measure(*go_ycsb.run(pg, name, YCSB_RECORDS, clients, seconds, on_client_cpus)))
+                continue
             fresh = fresh_name(client, r)
             extra = (dict(knobs, KEY_PREFIX=fresh) if workload in ("sql-inserts", "kv-load")
                      else dict(knobs, TABLE=f"usertable_{fresh}") if workload == "ycsb-load" else knobs)
@@ -450,12 +458,14 @@ def case_rows(pg: Postgres, table: Table, name: str, case: tuple, rounds: Rounds
         sysbench_cleanup(pg, sb[0])
     ref = statistics.median(m.us_per_op for m in runs["pgbench"])
     sb_ref = statistics.median(m.us_per_op for m in runs["sysbench"]) if sb else None
+    gy_ref = statistics.median(m.us_per_op for m in runs["go-ycsb"]) if gy else None
     for client, label in case_clients:
         us = [m.us_per_op for m in runs[client]]
         table.add_row(name, label, f"{statistics.median(m.rate for m in runs[client]):,.0f}",
                       f"{statistics.median(us):.1f}", f"{min(us):.1f}–{max(us):.1f}",
                       f"{statistics.median(us) / ref:.2f}",
                       f"{statistics.median(us) / sb_ref:.2f}" if sb_ref else "–",
+                      f"{statistics.median(us) / gy_ref:.2f}" if gy_ref else "–",
                       f"{1e6 / statistics.median(us):,.0f}")
         per_core[name, client] = 1e6 / statistics.median(us)
 
@@ -558,6 +568,7 @@ def main() -> None:
     ap.add_argument("--no-sysbench", action="store_true", help="leave out the sysbench cases (SYSBENCH_CASES)")
     ap.add_argument("--rss-minutes", type=float, default=10, help="length of the memory-over-time runs (0 to skip)")
     ap.add_argument("--rss-clients", default="pgconn,plain", help="k6 clients of the memory-over-time runs")
+    ap.add_argument("--no-go-ycsb", action="store_true", help="leave out go-ycsb beside ycsb-a and ycsb-c")
     ap.add_argument("--pinning", choices=("auto", "pinned", "shared", "both"), default="auto",
                     help="pinned: server and clients on cores of their own; shared: all on every core; "
                          "both (auto's choice on 2 cores or more): pinned, then shared")
@@ -570,6 +581,9 @@ def main() -> None:
     only = None if a.cases is None else [c for c in a.cases.split(",") if c]
     if not a.no_sysbench and shutil.which("sysbench") is None:
         ap.error("sysbench is not installed: `make deps` (native/install-deps.sh) installs it, or --no-sysbench")
+    ycsb = only is None or any(c.startswith("ycsb") for c in only)
+    if ycsb and not a.no_go_ycsb and not go_ycsb.GO_YCSB.exists():
+        ap.error(f"no {go_ycsb.GO_YCSB}: YBBENCH_BENCH=1 native/build.sh builds it (make bench does), or --no-go-ycsb")
     cores = os.sched_getaffinity(0)
     modes = {"auto": ("pinned", "shared") if len(cores) >= 2 else ("shared",), "both": ("pinned", "shared")}.get(
         a.pinning, (a.pinning,))
@@ -580,8 +594,10 @@ def main() -> None:
     global CLIENT_CPUS
     try:
         load_table(pg)
-        if only is None or any(c.startswith("ycsb") for c in only):
+        if ycsb:
             load_ycsb(pg)
+            if not a.no_go_ycsb:
+                go_ycsb.load(pg, YCSB_RECORDS, a.clients)
         for mode in modes if only != [] else ():
             pinned = mode == "pinned"
             pin_server(pg, server_cpus if pinned else cores)
@@ -590,7 +606,8 @@ def main() -> None:
                      if pinned else f"; shared: server and clients on CPU {cpu_list(cores)}")
             per_core: dict[tuple[str, str], float] = {}
             console.print(throughput_table(pg, a.clients, a.seconds, a.repeat, only, k6_clients, per_core,
-                                           use_sysbench=not a.no_sysbench, where=where))
+                                           use_sysbench=not a.no_sysbench, where=where,
+                                           use_go_ycsb=ycsb and not a.no_go_ycsb))
             if mode == modes[0]:  # the sizing from the first: pinned where it ran
                 console.print(sizing_table(per_core))
         pin_server(pg, cores)

@@ -65,6 +65,12 @@ STATIC=1 build loki "-X github.com/grafana/loki/v3/pkg/util/build.Version=$loki"
 # Promtail needs cgo only for the systemd journal, which the stack does not read.
 CGO_ENABLED=0 build promtail "-X github.com/grafana/loki/v3/pkg/util/build.Version=$promtail" github.com/grafana/loki/v3/clients/cmd/promtail
 build compose "-X main.version=$compose -X github.com/docker/compose/v2/internal.Version=$compose" .
+# go-ycsb v1.0.3's own command, for make bench only (YBBENCH_BENCH=1): a
+# large build (4-11 min cold here) that no test needs. Without cgo: its sqlite and
+# rocksdb bindings go unused.
+if [ "${YBBENCH_BENCH:-0}" = 1 ]; then
+  CGO_ENABLED=0 build go-ycsb "" github.com/pingcap/go-ycsb/cmd/go-ycsb
+fi
 # Modules the tests read offline (GOPROXY=off): what xk6 runs after adding
 # each extension (go mod tidy -compat=1.17), on the k6 v2 build, to find k6
 # v1 in its graph (and, as a control, native/k6's graph); go vet of our
