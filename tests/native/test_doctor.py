@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -21,6 +22,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from ybbench.core.logs import push
+from ybbench.doctor.loki import levels
 
 from ..support.grafana_standin import Standin
 from ..support.promtail import Follower
@@ -433,6 +437,24 @@ def test_a_promtail_that_drops_the_level_label_fails_the_level_checks(stack, tmp
     failed = assert_fails_exactly(p, doc, {"loki level postgres", "loki ysql error line"})
     assert failed["loki level postgres"]["found"] == "its lines carry no level label"
     assert "without level=error: postgres level=none" in failed["loki ysql error line"]["found"]
+
+
+def test_services_without_severity_by_design_are_skipped_not_failed(tmp_path):
+    """The compose `ybbench` and `secrets` services print no severity on any
+    stack: skipped, saying why; a server's lines without a level still fail."""
+    (tmp_path / "loki").mkdir()
+    loki = Loki(tmp_path / "loki")
+    try:
+        now = time.time_ns()
+        for service in ("ybbench", "secrets", "yb-tserver-1"):
+            push(loki.url, {"service": service}, [(now, f"a line of {service} with no severity")])
+        wait_until(lambda: len(loki.lines('{service=~".+"}')) == 3, "the three lines in Loki", timeout=60)
+        got = {c.name: c for c in levels(loki.url)}
+    finally:
+        loki.stop()
+    assert got["loki level ybbench"].status == "skipped" and "ybbench CLI" in got["loki level ybbench"].found
+    assert got["loki level secrets"].status == "skipped"
+    assert got["loki level yb-tserver-1"].status == "fail"
 
 
 # --- Prometheus without k6's native histograms ---------------------------------------

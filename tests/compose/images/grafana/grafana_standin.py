@@ -22,6 +22,7 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -37,7 +38,14 @@ problems: list[str] = []
 
 
 def log(msg):
-    print(f"grafana-standin: {msg}", file=sys.stderr, flush=True)
+    """One line in Grafana's console format, logfmt with its keys in its
+    order (logger=settings t=2025-06-17T12:40:19.580946399Z level=info
+    msg="Starting Grafana" ...): the log shipper takes the level from it.
+    Our own "error: " and "warning: " prefixes set error and warn."""
+    level = "error" if msg.startswith("error: ") else "warn" if msg.startswith("warning: ") else "info"
+    t = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    print(f"logger=grafana-standin t={t} level={level} msg={json.dumps(msg, ensure_ascii=False)}",
+          file=sys.stderr, flush=True)
 
 
 def die(msg):
