@@ -158,6 +158,7 @@ def test_import_twice_gives_the_same_store(tmp_path):
 RECORD_AT = """
 import sys, time
 from pathlib import Path
+import psycopg  # loaded before the instant, as sqlite3 is: the race is in the store, not in imports
 from ybbench.core import history_record
 folder, store, at = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 time.sleep(max(0.0, at - time.time()))
@@ -227,3 +228,31 @@ def test_a_runs_report_links_its_history_page(tmp_path):
         assert p.returncode == 0, p.stderr
         page = (results / testid / "report.html").read_text()
         assert ('<a href="../history/history.html">' in page) == linked, testid
+
+
+def test_postgresql_store_two_at_once_both_land_and_a_foreign_one_is_refused_untouched(postgres, tmp_path):
+    # A fresh database: six processes race to create the schema and record at the same instant.
+    results = tmp_path / "results"
+    fake_runs(results, "pgc", [100.0] * 6, [1.0] * 6)
+    db = f"hist_{tmp_path.name[-12:].replace('-', '_').lower()}"
+    postgres.psql("postgres", f"CREATE DATABASE {db}")
+    url = f"postgresql://{postgres.user}@127.0.0.1:{postgres.port}/{db}"
+    import time
+    at = time.time() + 3
+    procs = [subprocess.Popen([sys.executable, "-c", RECORD_AT, str(results / f"pgc-0{i}"), url, str(at)],
+                              cwd=REPO, env=postgres.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for i in range(6)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [o.strip() for o, _ in outs] == ["True"] * 6, outs
+    got = postgres.psql(db, "SELECT string_agg(testid, ',' ORDER BY testid) FROM ybbench_history_runs")
+    assert ",".join(f"pgc-0{i}" for i in range(6)) in got
+    # A database whose ybbench_history_runs is someone else's (no meta table): refused, left as it was.
+    other = f"{db}_x"
+    postgres.psql("postgres", f"CREATE DATABASE {other}")
+    postgres.psql(other, "CREATE TABLE ybbench_history_runs (id int); INSERT INTO ybbench_history_runs VALUES (7)")
+    p = ybbench("history", "--results", str(results), "--history",
+                f"postgresql://{postgres.user}@127.0.0.1:{postgres.port}/{other}", "import", env=postgres.env())
+    assert p.returncode == 2 and "not a ybbench history store" in p.stderr, p.stderr
+    tables = postgres.psql(other, "SELECT string_agg(tablename, ',') FROM pg_tables WHERE schemaname = 'public'")
+    assert "ybbench_history_runs" in tables and "ybbench_history_meta" not in tables
+    assert "7" in postgres.psql(other, "SELECT id FROM ybbench_history_runs")
