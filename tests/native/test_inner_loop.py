@@ -15,7 +15,7 @@ import pytest
 
 from ..support.stack import wait_until
 from ..support.workloads import count, run_ok, sql_updates_schedule as schedule
-from ..support.ybbench_cli import table_exists, verify
+from ..support.ybbench_cli import table_exists, verify, ybbench_run
 from .test_statement_timeout import cancelled_by_server, inserts_under_lock, log_size
 
 N = 10
@@ -194,3 +194,25 @@ def test_the_bench_counts_the_loops_statements_not_its_iterations(postgres):
     postgres.query("CREATE TABLE IF NOT EXISTS postgresqlkeyvalue (k text PRIMARY KEY, v text)")
     m = ce.k6(postgres, "sql-inserts", "loop10", 2, 2, KEY_PREFIX=prefix)
     assert m.ops == int(postgres.query(f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{prefix}:%'")) > 0
+
+
+def test_prometheus_holds_each_statement_of_the_loop(postgres, prometheus, tmp_path):
+    # The same series as the JavaScript path: k6_iterations_total{op} and
+    # the native histogram k6_iteration_duration_seconds{op}, one count per
+    # statement, as many as the rows the table holds; k6's own loops apart.
+    table = f"il_{uuid.uuid4().hex[:8]}"
+    testid = f"il{uuid.uuid4().hex[:8]}"
+    run = ybbench_run("sql-inserts", postgres, tmp_path / "results", testid=testid, prometheus=prometheus.url,
+                      knobs={"TABLE": table, "VUS": "2", "DURATION": "4s", **{k: str(v) for k, v in LOOP.items()}})
+    assert run.code == 0, run.output
+    rows = int(postgres.query(f"SELECT count(*) FROM {table}"))
+
+    def last(promql: str) -> float:
+        result = prometheus.api("query", query=f"{promql}[10m]")["result"]
+        assert len(result) == 1, (promql, result)
+        return float(result[0]["values"][-1][1])
+
+    assert last(f'k6_iterations_total{{testid="{testid}", op="insert"}}') == rows > 0
+    count = prometheus.query(f'histogram_count(k6_iteration_duration_seconds{{testid="{testid}", op="insert"}})')
+    assert len(count) == 1 and float(count[0]["value"][1]) == rows
+    assert last(f'k6_iterations_total{{testid="{testid}", op="loop"}}') == loops(run)
