@@ -133,7 +133,8 @@ def _compare(a: argparse.Namespace) -> int:
     # numpy, scipy and matplotlib load only for this command.
     from ybbench.report.compare import command
 
-    return command(a.base, a.other, a.results, a.prometheus, a.out, a.alpha, a.allow_different_workloads, a.png)
+    return command(a.base, a.other, a.results, a.prometheus, a.out, a.alpha, a.allow_different_workloads, a.png,
+                   a.fail_on)
 
 
 def _reproduce(a: argparse.Namespace) -> int:
@@ -312,6 +313,10 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<compare folder>-<chart>.png")
     q.add_argument("--allow-different-workloads", action="store_true",
                    help="compare runs of different workloads (refused otherwise)")
+    q.add_argument("--fail-on", action="append", default=[], metavar="RULE",
+                   help="a gate for CI: slower:N%% (exit 1 when an op's ops/s is lower by more than N%%, with "
+                   "significance) or p99:+N%% (p99 higher by more than N%%, with significance); exit 2 when it "
+                   "cannot be judged (no per-second series)")
     q.set_defaults(func=_compare)
 
     m = sub.add_parser("demo", help="sql-inserts then sql-selects on a throwaway local PostgreSQL 15, and a report")

@@ -1,12 +1,19 @@
 """`ybbench compare BASE OTHER [OTHER...]`: did the change make it faster?
 
 Per operation present in both runs, each OTHER against BASE:
-- throughput, the mean ops/s over the measured window: with --prometheus,
+- throughput, the mean ops/s over the measured window: when every run
+  compared has the op in its per-second.json (written by the run itself:
+  core/per_second.py), from its count in each whole second (1 s
+  resolution, Prometheus not needed); else with --prometheus,
   from k6's counter k6_iterations_total{testid, op} read at every whole
   second inside the run's window (params.json started/finished), its
   per-second differences the series (seconds before k6's first push count
   0 ops: the counter starts at 0 with the run); without it, summary.json's
   ops/s, and no interval (the per-second series is needed for one);
+  each series says its resolution (resolution_s: 1 s, or k6's push
+  interval with Prometheus, 5 s by default);
+- with per-second.json in both: p99's ratio and interval from their
+  per-second histograms (core/quantile_bootstrap.py);
 - latency p50, p95, p99: with --prometheus from k6's native histogram over
   the run's window (core/latency.py: histogram_quantile of the whole run's
   histogram, never an average of percentiles); without, summary.json's;
@@ -30,16 +37,18 @@ import statistics
 import time
 from pathlib import Path
 
-from ybbench.core import bootstrap, formats, latency, run_folder
+from ybbench.core import bootstrap, formats, latency, quantile_bootstrap, run_folder
+from ybbench.core import per_second as run_series
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_file
 from ybbench.core.services import check_ready
-from ybbench.report import seed_charts
+from ybbench.report import compare_gate, compare_html, seed_charts
 from ybbench.report.charts import png
 from ybbench.report.page import Prom, k6_range, labelled_series, prom_queries, window_step
 
-NO_SERIES = "no verdict: the per-second series is needed (--prometheus, and runs made with --prometheus)"
+NO_SERIES = ("no verdict: a per-second series is needed (per-second.json, written by runs on a k6 with our Go "
+             "module; or --prometheus, and runs made with --prometheus)")
 
 
 def counter(testid: str, op: str) -> str:
@@ -104,21 +113,33 @@ def _latency(run: run_folder.Run, op: str, prom: Prom | None) -> dict:
     return {p: lat.get(p) for p in ("p50", "p95", "p99")} | {"source": f"summary.json of {run.testid}"}
 
 
-def _throughput(run: run_folder.Run, op: str, prom: Prom | None) -> dict:
+def _throughput(run: run_folder.Run, op: str, prom: Prom | None, own: dict | None = None) -> dict:
+    """own: the run's per-second.json, when every run compared has the op in theirs."""
     o = run.summary["ops"][op]
     out = {"summary": {"count": o.get("count"), "per_second": o.get("per_second"),
                        "duration_s": run.summary.get("duration_s")}}
+    if own is not None:
+        s = run_series.throughput(own, op)
+        out["series"] = {k: s[k] for k in ("step_s", "t", "v", "t0", "t1", "ops")} | {
+            "file": f"{run.testid}/{run_series.FILE}"}
+        out["mean_ops_per_s"] = sum(s["v"]) / len(s["v"]) if s["v"] else None
+        out["resolution_s"] = 1
+        out["source"] = (f"{run_series.FILE} of {run.testid}: the op's count in each whole second from {s['t0']} to "
+                         f"{s['t1']} (its first and last seconds, partial, left out), written by the run")
+        return out
     if prom:
         start, end = run.window
         series = per_second(prom, run.testid, op, start, end)
         if series:
             out["series"] = series
+            out["resolution_s"] = series["step_s"]
             out["mean_ops_per_s"] = sum(series["v"]) / len(series["v"]) if series["v"] else None
             out["source"] = (f"Prometheus: {series['query']} at every {series['step_s']} s from "
                              f"{series['t0']} to {series['t1']} (whole seconds inside the run's window), differenced")
             return out
         out["missing"] = f"Prometheus has no k6_iterations_total for testid {run.testid}, op {op}"
     out["mean_ops_per_s"] = o.get("per_second")
+    out["resolution_s"] = None
     out["source"] = f"summary.json of {run.testid} (count / k6's test duration)"
     return out
 
@@ -167,6 +188,7 @@ def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: 
     if prometheus:
         check_ready("Prometheus", prometheus, "/-/ready")
         prom = Prom(prometheus)
+    own = {r.testid: run_series.load(r.folder) for r in runs}
     doc = {"base": base.testid, "others": [o.testid for o in others], "prometheus": prometheus, "alpha": alpha,
            "method": bootstrap.METHOD, "resamples": bootstrap.B, "random_stream": bootstrap.STREAM,
            "min_blocks": bootstrap.MIN_BLOCKS, "runs": {}, "comparisons": []}
@@ -179,7 +201,10 @@ def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: 
                 continue
             if r is not base and op not in base.summary["ops"]:
                 continue
-            doc["runs"][r.testid]["ops"][op] = {"throughput": _throughput(r, op, prom),
+            # Every run's own 1 s series, or none of them: one resolution for all.
+            with_op = [x for x in runs if op in x.summary["ops"]]
+            mine = own[r.testid] if all(own[x.testid] and own[x.testid]["ops"].get(op) for x in with_op) else None
+            doc["runs"][r.testid]["ops"][op] = {"throughput": _throughput(r, op, prom, mine),
                                                 "latency_ms": _latency(r, op, prom)}
         if prom:
             doc["runs"][r.testid]["over_time"] = over_time(r, prom)
@@ -194,8 +219,13 @@ def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: 
                 b, x = tb["mean_ops_per_s"], to["mean_ops_per_s"]
                 stat = {"ratio": x / b if b else None, "low": None, "high": None, "verdict": NO_SERIES}
             stat["base_ops_per_s"], stat["other_ops_per_s"] = tb["mean_ops_per_s"], to["mean_ops_per_s"]
+            stat["resolution_s"] = {"base": tb["resolution_s"], "other": to["resolution_s"]}
             lb, lo = mb["latency_ms"], mo["latency_ms"]
             stat["latency_ms"] = {p: {"base": lb[p], "other": lo[p]} for p in ("p50", "p95", "p99")}
+            if "file" in tb.get("series", {}) and "file" in to.get("series", {}):
+                secs = ([t - 1 for t in tb["series"]["t"]], [t - 1 for t in to["series"]["t"]])
+                stat["p99"] = quantile_bootstrap.compare(own[base.testid], own[o.testid], op, secs, 0.99, alpha,
+                                                         lambda i: run_series.value_ms(own[base.testid], i))
             ops[op] = stat
         doc["comparisons"].append({"base": base.testid, "other": o.testid, "differences": differences(base, o),
                                    "ops": ops})
@@ -244,17 +274,31 @@ def _f(v, fmt: str) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
 
 
+def resolution(s: dict) -> str:
+    """The resolution of the series the ratio rests on: "1 s", "5 s", "none" (no series: no interval)."""
+    r = s.get("resolution_s") or {}
+    b, o = r.get("base"), r.get("other")
+    if b is None and o is None:
+        return "none"
+    return f"{b} s" if b == o else f"{b or '-'} s / {o or '-'} s"
+
+
 def table(doc: dict) -> str:
-    head = (f"{'op':<10}{'base':<28}{'other':<28}{'base ops/s':>12}{'other ops/s':>12}  "
+    head = (f"{'op':<10}{'base':<28}{'other':<28}{'series':<10}{'base ops/s':>12}{'other ops/s':>12}  "
             f"{'ratio [low, high]':<26}{'p99 ms base/other':<20}verdict")
     lines = [f"ybbench compare (alpha {doc['alpha']:g}; {doc['method']}; B = {doc['resamples']})", head]
     for c in doc["comparisons"]:
         for op, s in c["ops"].items():
             ci = f"{_f(s['ratio'], '.3f')} [{_f(s['low'], '.3f')}, {_f(s['high'], '.3f')}]"
             p99 = s["latency_ms"]["p99"]
-            lines.append(f"{op:<10}{c['base']:<28}{c['other']:<28}{_f(s['base_ops_per_s'], '.1f'):>12}"
+            lines.append(f"{op:<10}{c['base']:<28}{c['other']:<28}{resolution(s):<10}{_f(s['base_ops_per_s'], '.1f'):>12}"
                          f"{_f(s['other_ops_per_s'], '.1f'):>12}  {ci:<26}"
                          f"{_f(p99['base'], '.2f') + '/' + _f(p99['other'], '.2f'):<20}{s['verdict']}")
+            if s.get("p99") and s["p99"].get("ratio") is not None:
+                q = s["p99"]
+                lines.append(f"{'':<10}p99 from per-second.json, 1 s histograms: {_f(q['base_ms'], '.3f')} -> "
+                             f"{_f(q['other_ms'], '.3f')} ms, ratio {_f(q['ratio'], '.3f')} "
+                             f"[{_f(q['low'], '.3f')}, {_f(q['high'], '.3f')}]: {q['verdict']}")
         if c["differences"]:
             lines.append(f"  {c['other']} differs from {c['base']} in: " + "; ".join(
                 f"{k} {v['base']} -> {v['other']}" if k != "knobs" else
@@ -295,21 +339,24 @@ def overlay_charts(doc: dict) -> list[dict]:
                  if op in r["ops"] and "series" in r["ops"][op]["throughput"]]
         if lines:
             title = f"{op}: ops/s per {lines[0][1]['step_s']} s, runs overlaid at their start"
-            charts.append({"id": f"{op}-ops", "title": title, "source": counter("<testid>", op) + ", differenced",
+            source = (f"each run's {run_series.FILE}, the op's count per second" if "file" in lines[0][1] else
+                      f"Prometheus {doc['prometheus']}: " + counter("<testid>", op) + ", differenced")
+            charts.append({"id": f"{op}-ops", "title": title, "source": source,
                            "lines": {t: s for t, s, _ in lines}, "png": _overlay(title, "ops/s", lines, True)})
         lines = [(tid, r["over_time"]["p99_ms"]["data"][op], r["window"]["start"]) for tid, r in runs.items()
                  if op in r.get("over_time", {}).get("p99_ms", {}).get("data", {})]
         if lines:
             title = f"{op}: p99 latency, ms, runs overlaid at their start"
-            source = "; ".join(runs[t]["over_time"]["p99_ms"]["query"] for t, _, _ in lines)
+            source = f"Prometheus {doc['prometheus']}: " + "; ".join(runs[t]["over_time"]["p99_ms"]["query"]
+                                                                   for t, _, _ in lines)
             charts.append({"id": f"{op}-p99", "title": title, "source": source, "lines": {t: s for t, s, _ in lines},
                            "png": _overlay(title, "ms", lines)})
     lines = [(f"{tid} {node}", s, r["window"]["start"]) for tid, r in runs.items()
              for node, s in r.get("over_time", {}).get("cpu_cores_busy", {}).get("data", {}).items()]
     if lines:
         title = "CPU busy per node, cores, runs overlaid at their start (points inside each run)"
-        source = "; ".join(dict.fromkeys(r["over_time"]["cpu_cores_busy"]["query"] for r in runs.values()
-                                         if "cpu_cores_busy" in r.get("over_time", {})))
+        source = f"Prometheus {doc['prometheus']}: " + "; ".join(dict.fromkeys(
+            r["over_time"]["cpu_cores_busy"]["query"] for r in runs.values() if "cpu_cores_busy" in r.get("over_time", {})))
         charts.append({"id": "cpu-cores-busy", "title": title, "source": source, "lines": {l: s for l, s, _ in lines},
                        "png": _overlay(title, "cores", lines)})
     return charts
@@ -319,23 +366,26 @@ def section(doc: dict, charts: list[dict], title: str = "") -> str:
     """One run comparison's table and overlay charts (a reproduce has one per phase)."""
     e = html.escape
     figs = [f'<figure><img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}"><figcaption>{e(c["title"])}. '
-            f"Source: Prometheus {e(str(doc['prometheus']))}: {e(c['source'])}.</figcaption></figure>" for c in charts]
+            f"Source: {e(c['source'])}.</figcaption></figure>" for c in charts]
     head = f"<h2>{e(title)}</h2>" if title else ""
-    return f"{head}<pre>{e(table(doc))}</pre>" + "".join(figs)
+    return head + compare_html.table(doc) + "".join(figs)
 
 
 def page(doc: dict, sections: list[str]) -> str:
     e = html.escape
     first = next(iter(doc["phases"].values())) if doc.get("kind") == "reproduce" else doc
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title></head><body>"
+    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title>"
+            f"<style>{compare_html.STYLE}</style></head><body>"
             f"<h1>ybbench compare</h1><p>Base {e(doc['base'])}; others {e(', '.join(doc['others']))}. Statistics: "
             f"{e(first['method'])}; B = {first['resamples']} resamples, random stream {first['random_stream']}, "
             f"alpha {first['alpha']:g}; no verdict with fewer than {first['min_blocks']} blocks.</p>"
-            + "".join(sections) + "</body></html>\n")
+            + compare_html.gate(doc) + "".join(sections) + "</body></html>\n")
 
 
 def command(base: str, others: list[str], results: str, prometheus: str | None, out: str | None, alpha: float,
-            allow_different: bool, png_dir: str | None = None) -> int:
+            allow_different: bool, png_dir: str | None = None, fail_on: list[str] = ()) -> int:
+    """Exit 0; with --fail-on, compare_gate.exit_code (1: a rule failed)."""
+    rules = compare_gate.parse(list(fail_on))
     results_dir = Path(results)
     folder = Path(out) if out else results_dir / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
     if folder.exists():
@@ -346,6 +396,9 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
     from ybbench.report import compare_series
 
     if compare_series.any_series(results_dir, [base, *others]):
+        if rules:
+            raise UserError("--fail-on: gates runs (and reproduces) against runs; sweeps, designs and scale fits "
+                            "have no gate yet")
         return compare_series.command(base, others, results_dir, folder, prometheus, alpha, allow_different,
                                       per_second, Path(png_dir) if png_dir else None)
     phases = {i: phases_of(results_dir, i) for i in [base, *others]}
@@ -355,6 +408,8 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
     else:
         doc = compare_runs(results_dir, base, others, prometheus, alpha, allow_different)
         parts = {"": doc}
+    if rules:
+        doc["gate"] = compare_gate.evaluate(doc, rules)
     text = "\n".join(f"{title}\n{table(d)}" if title else table(d) for title, d in parts.items())
     body, pngs = [], {}
     for title, d in parts.items():
@@ -370,4 +425,7 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
         write_file(Path(png_dir) / name, base64.b64decode(b64))
     print(text)
     print(f"compare: {folder}")
+    if rules:
+        print(f"gate {', '.join(doc['gate']['rules'])}:" + "".join(f"\n  {m}" for m in doc["gate"]["messages"]))
+        return compare_gate.exit_code(doc["gate"])
     return 0
