@@ -216,3 +216,39 @@ def test_prometheus_holds_each_statement_of_the_loop(postgres, prometheus, tmp_p
     count = prometheus.query(f'histogram_count(k6_iteration_duration_seconds{{testid="{testid}", op="insert"}})')
     assert len(count) == 1 and float(count[0]["value"][1]) == rows
     assert last(f'k6_iterations_total{{testid="{testid}", op="loop"}}') == loops(run)
+
+
+def test_a_statement_running_when_the_grace_ends_is_cancelled(postgres, tmp_path):
+    # The loop's insert waits on a lock this test holds past DURATION (2 s)
+    # and k6's gracefulStop (10 s): k6 ends the iteration's context, and the
+    # statement is cancelled at the server (its log says so), not counted,
+    # its key logged as unknown, and the run ends. Without the cancel, the
+    # run would wait for the lock, which is released only 60 s on.
+    import psycopg
+    import threading
+
+    from .test_statement_timeout import log_size
+
+    table = f"il_{uuid.uuid4().hex[:8]}"
+    run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=1, DURATION="1s", **LOOP)  # the table
+    before, since = int(postgres.query(f"SELECT count(*) FROM {table}")), log_size(postgres)
+    done = {}
+    k6 = threading.Thread(target=lambda: done.update(run=run_ok(
+        "sql-inserts", postgres, tmp_path, _ok=False, TABLE=table, VUS=1, DURATION="2s", **LOOP)))
+    k6.start()
+    wait_until(lambda: int(postgres.query(f"SELECT count(*) FROM {table}")) > before, "the load's first rows", 30)
+    with psycopg.connect(host="127.0.0.1", port=postgres.port, user=postgres.user, password=postgres.password,
+                         dbname=postgres.database) as holder:
+        holder.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+        k6.join(60)
+        holder.rollback()
+    k6.join()
+    run = done["run"]
+    d = run.digest()
+    assert 12 <= d["duration_s"] < 30, d["duration_s"]  # DURATION + gracefulStop, not the lock's 60 s
+    log = (postgres.log_dir / "postgres.log").read_bytes()[since:].decode(errors="replace").splitlines()
+    assert any(line.endswith("ERROR:  canceling statement due to user request") and table in after
+               for line, after in zip(log, log[1:])), log[-20:]
+    # The cancelled insert is not counted, nor in the table: the rows are the counted ones.
+    assert d["errors"] == 0 and int(postgres.query(f"SELECT count(*) FROM {table}")) == before + count(d, "insert")
+    assert unacked(run)  # the cancelled insert and the iteration's rest
