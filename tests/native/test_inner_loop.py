@@ -252,3 +252,31 @@ def test_a_statement_running_when_the_grace_ends_is_cancelled(postgres, tmp_path
     # The cancelled insert is not counted, nor in the table: the rows are the counted ones.
     assert d["errors"] == 0 and int(postgres.query(f"SELECT count(*) FROM {table}")) == before + count(d, "insert")
     assert unacked(run)  # the cancelled insert and the iteration's rest
+
+
+def test_a_table_dropped_mid_run_counts_as_class_42(postgres, tmp_path):
+    # Every insert after the DROP fails (42P01), each one an ERROR line in
+    # the server's log naming the table: the loop's count of class 42.
+    import threading
+
+    from .test_statement_timeout import log_size
+
+    table = f"il_{uuid.uuid4().hex[:8]}"
+    run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=1, DURATION="1s", **LOOP)  # the table
+    before, since = int(postgres.query(f"SELECT count(*) FROM {table}")), log_size(postgres)
+    done = {}
+    k6 = threading.Thread(target=lambda: done.update(run=run_ok(
+        "sql-inserts", postgres, tmp_path, _ok=False, TABLE=table, VUS=2, DURATION="3s", **LOOP)))
+    k6.start()
+    wait_until(lambda: int(postgres.query(f"SELECT count(*) FROM {table}")) > before, "the load's first rows", 30)
+    postgres.query(f"DROP TABLE {table}")
+    k6.join()
+    run = done["run"]
+    assert run.code == 99, run.output  # the error threshold
+    d = run.digest()
+    log = (postgres.log_dir / "postgres.log").read_bytes()[since:].decode(errors="replace").splitlines()
+    server = sum(1 for line in log if line.endswith(f'ERROR:  relation "{table}" does not exist at character 13'))
+    assert server > 10, log[-10:]
+    assert d["errors_by_class"] == {"42": server} and d["errors"] == server
+    # Each failed insert's key logged as unknown (and any cut-off tail).
+    assert sum(rows for _, rows in unacked(run) if rows == 1) >= server
