@@ -6,6 +6,8 @@ or broken run gets the same error everywhere.
 A run's folder holds, from `ybbench run` (run/k6run.py):
   params.json   what ran, with which knobs, when (started_unix_s/finished_unix_s)
   summary.json  the workload's own summary (k6-scripts/lib/summary.js)
+  per-second.json  each op's count and latency per second, with our Go
+                module (k6-scripts/lib/series.js; read by core/per_second.py)
   events.json   the faults it applied, when it had any (run/faults.py)
   doctor.json   doctor's verdict on the stack, with run --doctor (doctor/runner.py)
 
