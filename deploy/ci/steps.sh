@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The steps of deploy/ci/ybbench-history.yml (GitHub Actions), one per
+# argument, so that a workflow step is one line and the tests run the same
+# script (tests/native/test_ci_steps.py):
+#   up     the compose stack, waited for
+#   bench  a short sql-inserts then sql-selects run, each labelled with the
+#          commit, recorded in the history store results/history.sqlite
+#          (the workflow restores it from its cache first and saves it after)
+#   gate   ybbench history --fail-on regression: exit 1 when the newest runs
+#          are after a change point that made an op worse (names it)
+#   down   the stack removed
+# YBBENCH is how ybbench is run (default: the compose stack's service);
+# BENCH_DURATION each run's DURATION (20s); BENCH_VUS (8); COMMIT the label
+# (default: $GITHUB_SHA, else git's HEAD).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+YBBENCH=${YBBENCH:-docker compose run --rm ybbench}
+COMMIT=${COMMIT:-${GITHUB_SHA:-$(git rev-parse HEAD)}}
+DURATION=${BENCH_DURATION:-20s}
+VUS=${BENCH_VUS:-8}
+# RESULTS: another results folder than the checkout's results/ (the tests'); BENCH_SET: more --set KNOB=VALUE.
+where=${RESULTS:+--results $RESULTS}
+
+for step in "$@"; do
+  case "$step" in
+    up)
+      docker compose up -d --wait ;;
+    bench)
+      id="ci-$(date -u +%Y%m%dT%H%M%S)-${COMMIT:0:12}"
+      $YBBENCH run sql-inserts --testid "$id-ins" --quiet --set VUS="$VUS" --set DURATION=5s \
+        --set KEY_PREFIX="$id" --label commit="$COMMIT" $where ${BENCH_SET:-}
+      rows=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rows_written"])' \
+        "${RESULTS:-results}/$id-ins/summary.json")
+      $YBBENCH run sql-selects --testid "$id-sel" --quiet --set VUS="$VUS" --set DURATION="$DURATION" \
+        --set KEY_PREFIX="$id" --set MAX_WRITTEN_KEY="$rows" --label commit="$COMMIT" $where ${BENCH_SET:-} ;;
+    gate)
+      $YBBENCH history $where --select workload=sql-selects --fail-on regression ;;
+    down)
+      docker compose down ;;
+    *)
+      echo "steps.sh: unknown step $step (up, bench, gate, down)" >&2; exit 2 ;;
+  esac
+done
