@@ -45,7 +45,7 @@ def table(doc: dict) -> str:
             q = s.get("p99") or {}
             cells = [
                 (op, ""), (c["base"], ""), (c["other"], ""), (res, ""),
-                (_f(s["base_ops_per_s"], ".1f") + (f" per {res}" if res != "none" else " (whole run)"), ""),
+                (_f(s["base_ops_per_s"], ".1f"), ""),
                 (_f(s["other_ops_per_s"], ".1f"), ""), (_f(s["ratio"], ".3f"), ""),
                 (f"[{_f(s['low'], '.3f')}, {_f(s['high'], '.3f')}]", ""),
                 (s["verdict"], verdict_class(s["verdict"])),
@@ -64,9 +64,9 @@ def table(doc: dict) -> str:
                 f"{k} {v['base']} -> {v['other']}" if k != "knobs" else
                 "knobs " + ", ".join(f"{n} {d['base']} -> {d['other']}" for n, d in v.items())
                 for k, v in c["differences"].items())) + "</p>")
-    caption = (f"<caption>ops/s: mean of each run's series at the resolution shown (1 s: the runs' own "
-               f"per-second.json; 5 s: k6's default push to Prometheus); latency p50/p95/p99 over the whole "
-               f"run</caption>")
+    caption = ("<caption>ops/s: the mean of each run's series at the resolution shown (1 s: the runs' own "
+               "per-second.json; 5 s: k6's default push to Prometheus; none: count over k6's duration, no "
+               "interval); latency p50/p95/p99 over the whole run</caption>")
     return f'<table class="compare">{caption}<thead><tr>{ths}</tr></thead><tbody>{"".join(rows)}</tbody></table>' + "".join(notes)
 
 
