@@ -23,6 +23,13 @@ if [ -f /run/secrets/ybbench/pgpass ]; then
   install -m 600 -o "$uid" -g "$gid" /run/secrets/ybbench/pgpass "$home/pgpass"
   export PGPASSFILE="$home/pgpass"
 fi
+# Grafana's admin password (mode 600, owned by grafana's uid 472), for
+# `ybbench doctor`: a copy the user can read, never on a command line or
+# in a log; doctor reads the file YBBENCH_GRAFANA_PASSWORD_FILE names.
+if [ -f /run/secrets/ybbench/grafana_admin_password ]; then
+  install -m 600 -o "$uid" -g "$gid" /run/secrets/ybbench/grafana_admin_password "$home/grafana_admin_password"
+  export YBBENCH_GRAFANA_PASSWORD_FILE="$home/grafana_admin_password"
+fi
 # The engine's socket (for --event), when mounted: its group, so that the
 # user may use it (docs/faults-and-verify.md says why it is mounted).
 groups=--clear-groups

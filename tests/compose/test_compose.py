@@ -382,6 +382,7 @@ def test_the_ybbench_service(project):
         assert version in y["image"]
     assert y["environment"]["YBBENCH_PROMETHEUS"] == "http://prometheus:9090"
     assert y["environment"]["YBBENCH_LOKI"] == "http://loki:3100"
+    assert y["environment"]["YBBENCH_GRAFANA"] == "http://grafana:3000"  # doctor's Grafana checks
     assert y["environment"]["YSQL_NODES"] == s["k6"]["environment"]["YSQL_NODES"]
     assert y["working_dir"] == "/ybbench"
     mounts = {v["target"]: v for v in y["volumes"]}
