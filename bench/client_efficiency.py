@@ -260,7 +260,7 @@ K6_CLIENTS = {
                 {"DB_DRIVER": "pgconn", "YBBENCH_GO_HELPERS": "1", "OPS_PER_ITERATION": "100"}),
 }
 # The workloads with the inner loop; the loop clients skip the others.
-LOOPED = {"sql-inserts", "sql-selects", "sql-updates"}
+LOOPED = {"sql-inserts", "sql-selects", "sql-updates", "ycsb"}  # ycsb: ycsb-a and ycsb-c, beside go-ycsb
 
 
 def k6_command(pg: Postgres, workload: str, client: str, clients: int, seconds: int, summary: Path,

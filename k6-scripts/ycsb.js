@@ -8,6 +8,7 @@
 //   ZIPFIAN_CONSTANT      (0.99)
 //   RECORD_COUNT          records ycsb-load wrote (1000)
 //   OPERATION_COUNT       stop after this many operations (0: run DURATION)
+//   OPS_PER_ITERATION     N operations per k6 iteration, in Go (lib/loop.js; 1)
 //   TABLE FIELD_COUNT FIELD_LENGTH, and the common knobs (docs/workloads.md)
 // A read is SELECT of all fields by key; an update sets one random field,
 // with FIELD_LENGTH >= 32 starting with `U<tag>:<iteration>.<field>:` (tag:
@@ -20,6 +21,7 @@ import { attempt, tagIteration, keysMissing, unacknowledged } from "./lib/metric
 import { options as runOptions, iterationInTest, testid } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 import { keyName, fieldMaker, usertable, keyChooser } from "./lib/ycsb.js";
+import { innerLoop, opsPerIteration } from "./lib/loop.js";
 
 const conn = connection();
 const t = usertable({ identifier, int });
@@ -41,6 +43,11 @@ const sql = runners(db, conn, nodeFor(conn, __VU));
 const readArgs = [read, ""], updateArgs = ["", "", ""]; // statement, then its parameters
 let field;
 const stamped = t.fieldLength >= 32;
+// OPS_PER_ITERATION > 1: iteration n runs operations n x N .. n x N + N - 1
+// in Go (compose/k6/xk6-ybbench/ycsb_loop.go), chosen as below.
+const loop = innerLoop("ycsb", conn, nodeFor(conn, __VU), { table: t.table, fieldCount: t.fieldCount,
+  fieldLength: t.fieldLength, recordCount: t.recordCount, readProportion, distribution, theta,
+  bound: operationCount, boundName: "OPERATION_COUNT" });
 
 export function setup() {
   checkReachable(conn);
@@ -56,10 +63,11 @@ export function setup() {
   console.log(`ycsb: workload ${workload} (reads ${readProportion}), ${distribution} over ${t.recordCount} records of ${t.table}`);
   const tag = runTag(testid());
   return { tag, written: { scheme: "ycsb", table: t.table, record_count: t.recordCount, field_count: t.fieldCount,
-    field_length: t.fieldLength, stamped, tag, ...where(conn) } };
+    field_length: t.fieldLength, stamped, tag, ...(loop ? { ops_per_iteration: opsPerIteration } : {}), ...where(conn) } };
 }
 
 export default function (data) {
+  if (loop) return loop(data.tag);
   const key = nextKey();
   if (Math.random() < readProportion) {
     tagIteration("select");

@@ -15,7 +15,7 @@ import { maxRetries, tagIteration } from "./metrics.js";
 
 export const opsPerIteration = int("OPS_PER_ITERATION", 1, { min: 1, max: 1000000 });
 export const LOOP_OP = "loop";
-const LOOPED = ["sql-inserts", "sql-selects", "sql-updates"];
+const LOOPED = ["sql-inserts", "sql-selects", "sql-updates", "ycsb"];
 
 // From lib/run.js options(), in the init context: a combination the loop
 // cannot run stops k6 there, naming what to change.
@@ -36,14 +36,14 @@ export function checkLoop(workload, model) {
 }
 
 // A function (param) that runs one iteration's N operations in Go (param:
-// sql-inserts' key prefix, sql-updates' run tag), or null with
+// sql-inserts' key prefix, sql-updates' and ycsb's run tag), or null with
 // OPS_PER_ITERATION=1 (the workload's own JavaScript). In the init context.
 export function innerLoop(workload, conn, node, spec) {
   if (opsPerIteration === 1) return null;
   // Iteration n writes keys n x N .. n x N + N - 1, and `ybbench verify`
   // takes whole iterations as attempted: a bound they end on.
   if (spec.bound && spec.bound % opsPerIteration !== 0) {
-    throw new ConfigError(`NUM_UNIQUE_KEYS=${spec.bound} is not a multiple of OPS_PER_ITERATION=${opsPerIteration}`);
+    throw new ConfigError(`${spec.boundName || "NUM_UNIQUE_KEYS"}=${spec.bound} is not a multiple of OPS_PER_ITERATION=${opsPerIteration}`);
   }
   const run = pgconnModule.innerLoop(dsn(conn, node), {
     workload, ops: opsPerIteration, maxRetries, duration: duration("DURATION", "30s"), ...spec,

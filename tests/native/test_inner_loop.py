@@ -168,13 +168,13 @@ def test_statement_timeouts_count_as_class_57(postgres, tmp_path):
 
 
 @pytest.mark.parametrize("workload,knobs,says", [
-    ("ycsb", {}, "ycsb has no inner loop in Go"),
+    ("ycsb-load", {}, "ycsb-load has no inner loop in Go"),
     ("kv-load", {}, "kv-load has no inner loop in Go"),
     ("sql-inserts", {"LOAD_MODEL": "constant-arrival-rate", "RATE": "10"},
      "needs the closed model (constant VUs): with LOAD_MODEL=constant-arrival-rate one iteration is one arrival"),
     ("sql-inserts", {"DB_DRIVER": "pgx"}, "set DB_DRIVER=pgconn (not pgx)"),
     ("sql-inserts", {"NUM_UNIQUE_KEYS": "15"}, "NUM_UNIQUE_KEYS=15 is not a multiple of OPS_PER_ITERATION=10"),
-], ids=["ycsb", "kv-load", "open-model", "pgx", "bound"])
+], ids=["ycsb-load", "kv-load", "open-model", "pgx", "bound"])
 def test_what_the_loop_cannot_run_is_refused_before_any_load(postgres, tmp_path, workload, knobs, says):
     table = f"il_{uuid.uuid4().hex[:8]}"
     run = run_ok(workload, postgres, tmp_path, _ok=False, TABLE=table, DURATION="2s",

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ybbench.core import run_folder
 from ybbench.core.errors import UserError
-from ybbench.run.verify_base import Attempted, Count, connect, iterations, example_lines
+from ybbench.run.verify_base import Attempted, Count, connect, iterations, example_lines, ops_per_iteration
 
 STAMP = re.compile(r"([LU])([0-9a-z]+):(\d+)\.(\d+):")
 
@@ -60,9 +60,10 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
     else:
         counts, interrupted, unacked = iterations(folder, run, ("select", "update"))
         start = 0
-    attempted = Attempted(counts, 1)
+    per = 1 if load else ops_per_iteration(run)  # operations per k6 iteration (OPS_PER_ITERATION)
+    attempted = Attempted(counts, per)
     gens = len(counts)
-    last = max((g + (c - 1) * gens for g, c in enumerate(counts) if c), default=-1)
+    last = max(((g + (c - 1) * gens) * per + per - 1 for g, c in enumerate(counts) if c), default=-1)
 
     def ours_update(i: int) -> bool:
         return i <= last and i in attempted

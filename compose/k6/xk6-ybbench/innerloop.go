@@ -34,8 +34,9 @@ import (
 // as unacknowledged, so that `ybbench verify` takes their keys as unknown.
 //
 // spec: {workload, ops, maxRetries, table, prefix?, keys?, rowBytes?,
-// bound?, writePercent?}; param: sql-inserts' key prefix, sql-updates'
-// run tag (both from setup()), nothing for sql-selects.
+// bound?, writePercent?, ycsb's fieldCount, fieldLength, readProportion,
+// distribution, recordCount, theta}; param: sql-inserts' key prefix,
+// sql-updates' and ycsb's run tag (from setup()), nothing for sql-selects.
 func (m *module) innerLoop(c sobek.FunctionCall) sobek.Value {
 	env := m.vu.InitEnv()
 	if env == nil || env.Registry == nil {
@@ -113,6 +114,10 @@ func (m *module) innerLoop(c sobek.FunctionCall) sobek.Value {
 				return op{name: "select", text: sel, params: []string{key}, oneRow: true, expect: expect}, true
 			}
 		}
+	case "ycsb":
+		l.step = ycsbStep(l.table, int(num("fieldCount")), int(num("fieldLength")), num("bound"),
+			spec.Get("readProportion").ToFloat(),
+			chooser(spec.Get("distribution").String(), num("recordCount"), spec.Get("theta").ToFloat()))
 	default:
 		panic(m.rt.NewTypeError("OPS_PER_ITERATION: %s has no inner loop in Go", l.workload))
 	}
