@@ -93,3 +93,30 @@ def test_the_benchs_ycsb_loop_rows_count_the_servers_statements(postgres, tmp_pa
     m = ce.k6(postgres, "ycsb", "loop10", 2, 2, TABLE=table, RECORD_COUNT=RECORDS, YCSB_WORKLOAD="a",
               REQUEST_DISTRIBUTION="uniform")
     assert m.ops == calls(postgres, read_text(table)) + updates_called(postgres, table) > 0
+
+
+def test_prometheus_holds_each_read_and_update_of_the_loop(postgres, prometheus, tmp_path):
+    # The JavaScript path's series, per op: k6_iterations_total{op} and the
+    # native histogram k6_iteration_duration_seconds{op}, as many as the
+    # server's calls of the op's statements; k6's own loops apart (op=loop).
+    from ..support.ybbench_cli import ybbench_run
+
+    table = load(postgres, tmp_path)
+    testid = f"ily{uuid.uuid4().hex[:8]}"
+    run = ybbench_run("ycsb", postgres, tmp_path / "results", testid=testid, prometheus=prometheus.url,
+                      knobs={"TABLE": table, "RECORD_COUNT": str(RECORDS), "VUS": "2", "DURATION": "3s",
+                             "YCSB_WORKLOAD": "a", "REQUEST_DISTRIBUTION": "uniform",
+                             **{k: str(v) for k, v in LOOP.items()}})
+    assert run.code == 0, run.output
+    server = {"select": calls(postgres, read_text(table)), "update": updates_called(postgres, table)}
+
+    def last(promql: str) -> float:
+        result = prometheus.api("query", query=f"{promql}[10m]")["result"]
+        assert len(result) == 1, (promql, result)
+        return float(result[0]["values"][-1][1])
+
+    for op, n in server.items():
+        assert n > 0 and last(f'k6_iterations_total{{testid="{testid}", op="{op}"}}') == n, op
+        h = prometheus.query(f'histogram_count(k6_iteration_duration_seconds{{testid="{testid}", op="{op}"}})')
+        assert len(h) == 1 and float(h[0]["value"][1]) == n, (op, h)
+    assert last(f'k6_iterations_total{{testid="{testid}", op="loop"}}') == loops(run)
