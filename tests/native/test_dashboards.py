@@ -34,6 +34,8 @@ from ..support.ybbench_cli import ybbench_run
 RATE_WINDOW = "20s"  # Grafana's $__rate_interval for a 5s scrape interval
 PROMETHEUS_REF = {"type": "prometheus", "uid": "${datasource}"}
 LOKI_REF = {"type": "loki", "uid": "${loki}"}
+HISTORY_REF = {"type": "grafana-postgresql-datasource", "uid": "${history}"}
+HISTORY_BOARD = "history.json"
 
 
 def test_committed_json_is_what_the_code_generates():
@@ -54,12 +56,30 @@ def test_uids_are_unique_and_panels_have_ids():
 
 
 def test_every_dashboard_has_datasource_cluster_and_testid_variables_and_run_annotations():
-    for b in boards().values():
+    for name, b in boards().items():
+        if name == HISTORY_BOARD:  # on the history store, not Prometheus: its own test below
+            continue
         variables = {v["name"]: v for v in b["templating"]["list"]}
         assert variables["datasource"]["type"] == "datasource", b["title"]
         assert {"testid", "cluster"} <= set(variables), b["title"]
         names = {a["name"] for a in b["annotations"]["list"]}
         assert {"k6 runs", "k6 phases"} <= names, b["title"]
+
+
+def test_the_history_dashboard_reads_the_history_datasource_by_variable_with_change_point_annotations():
+    """Pinned uid; every panel, target, variable and annotation on the
+    PostgreSQL datasource through its `history` variable (compose provisions
+    uid ybbench-history); a workload variable; change points drawn."""
+    b = boards()[HISTORY_BOARD]
+    assert b["uid"] == "ybbench-history"
+    variables = {v["name"]: v for v in b["templating"]["list"]}
+    assert variables["history"]["type"] == "datasource" and variables["history"]["query"] == HISTORY_REF["type"]
+    assert variables["workload"]["datasource"] == HISTORY_REF and variables["workload"]["includeAll"]
+    assert [a["name"] for a in b["annotations"]["list"]] == ["change points"]
+    queries = [q for q in all_queries() if q.dashboard == b["title"]]
+    assert {q.datasource for q in queries} == {HISTORY_REF["type"]}
+    assert {q.panel for q in queries} == {p["title"] for p in panels(b) if p["type"] != "row"} | {
+        "annotation change points", "variable workload"}
 
 
 def test_every_dashboard_links_the_others_keeping_time_and_variables():
@@ -92,7 +112,9 @@ def test_datasource_by_variable_units_everywhere_no_instance_names():
             refs.append((p["title"], p["datasource"]))
             assert all(t["datasource"] == p["datasource"] for t in p["targets"]), f"{where}: mixed datasources"
         for what, ds in refs:
-            assert ds in (PROMETHEUS_REF, LOKI_REF), f"{b['title']} / {what}: datasource {ds}"
+            assert ds in (PROMETHEUS_REF, LOKI_REF, HISTORY_REF), f"{b['title']} / {what}: datasource {ds}"
+        if any(ds == HISTORY_REF for _, ds in refs):
+            assert variables.get("history", {}).get("query") == HISTORY_REF["type"], f"{b['title']}: no history variable"
         if any(ds == LOKI_REF for _, ds in refs):
             assert variables.get("loki", {}).get("query") == "loki", f"{b['title']}: Loki queries, no loki variable"
     for q in all_queries():

@@ -6,10 +6,15 @@ database given by URL (--history postgresql://user@host/db, or the
 YBBENCH_HISTORY variable); libpq finds its password in PGPASSFILE or
 ~/.pgpass, never on a command line.
 
-Three tables: ybbench_history_meta (format_version), ybbench_history_runs
-(one row per run, its testid the key) and ybbench_history_ops (one row per
-run and operation). A run is recorded once: recording it again (an import
-over runs already there) changes nothing.
+Four tables: ybbench_history_meta (format_version), ybbench_history_runs
+(one row per run, its testid the key), ybbench_history_ops (one row per
+run and operation) and ybbench_history_change_points (what the last
+`ybbench history` found in each series, for Grafana's History dashboard).
+A run is recorded once: recording it again (an import over runs already
+there) changes nothing. A series' change points are replaced whole each
+time it is analysed. The change points table came after format 1's first
+stores: opening a format-1 store without it creates it (nothing else in
+the format changed, so the version stays 1).
 
 Two processes recording at once both land: SQLite in WAL mode with a busy
 timeout, each record one transaction; PostgreSQL's own transactions, and an
@@ -35,11 +40,23 @@ BUSY_TIMEOUT_S = 60
 ADVISORY_LOCK = 0x7962_6869  # "ybhi": one creator of the PostgreSQL schema at a time
 
 META, RUNS, OPS = "ybbench_history_meta", "ybbench_history_runs", "ybbench_history_ops"
+CHANGES = "ybbench_history_change_points"
 # JSON columns hold objects as text in both stores (Grafana casts them with ::jsonb).
 RUN_COLUMNS = ("testid", "workload", "started_unix_s", "finished_unix_s", "duration_s", "k6_exit_code", "errors",
                "errors_by_class", "knobs", "labels", "versions", "hosts", "cpu", "series_key")
 OP_COLUMNS = ("testid", "op", "ops_per_s", "count", "p50_ms", "p95_ms", "p99_ms", "errors")
 JSON_COLUMNS = {"errors_by_class", "knobs", "labels", "versions", "hosts", "cpu"}
+# One row per change point: `series` names what was analysed (a series_key,
+# or "select:" and the --select given); time_unix_s is the start of the
+# first run after the change (testid); regression is 1 or 0.
+CHANGE_COLUMNS = ("series", "workload", "metric", "op", "field", "testid", "time_unix_s", "change_percent",
+                  "pvalue", "mean_before", "mean_after", "regression", "order_by", "analysed_unix_s")
+CHANGES_TABLE = f"""CREATE TABLE IF NOT EXISTS {CHANGES} (
+        series TEXT NOT NULL, workload TEXT NOT NULL, metric TEXT NOT NULL, op TEXT NOT NULL, field TEXT NOT NULL,
+        testid TEXT NOT NULL REFERENCES {RUNS}(testid), time_unix_s DOUBLE PRECISION NOT NULL,
+        change_percent DOUBLE PRECISION, pvalue DOUBLE PRECISION NOT NULL, mean_before DOUBLE PRECISION NOT NULL,
+        mean_after DOUBLE PRECISION NOT NULL, regression INTEGER NOT NULL, order_by TEXT NOT NULL,
+        analysed_unix_s DOUBLE PRECISION NOT NULL, PRIMARY KEY (series, metric, testid))"""
 SCHEMA = (
     f"CREATE TABLE {META} (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     f"""CREATE TABLE {RUNS} (
@@ -52,6 +69,7 @@ SCHEMA = (
         count BIGINT, p50_ms DOUBLE PRECISION, p95_ms DOUBLE PRECISION, p99_ms DOUBLE PRECISION, errors BIGINT,
         PRIMARY KEY (testid, op))""",
     f"CREATE INDEX {RUNS}_started ON {RUNS} (started_unix_s)",
+    CHANGES_TABLE,
 )
 
 
@@ -112,6 +130,35 @@ class Store:
                                       f"({', '.join('?' * len(OP_COLUMNS))})"),
                             [run["testid"], op, *(f[c] for c in OP_COLUMNS[2:])])
         return True
+
+    def replace_change_points(self, series: str, rows: list[dict]) -> None:
+        """The series' change points (CHANGE_COLUMNS but series), in place
+        of those it had, in one transaction."""
+        marks = ", ".join("?" * len(CHANGE_COLUMNS))
+        if self.pg:
+            import psycopg
+
+            errors = psycopg.Error
+        else:
+            errors = sqlite3.Error
+        try:
+            with _transaction(self):
+                cur = self.conn.cursor()
+                cur.execute(self._sql(f"DELETE FROM {CHANGES} WHERE series = ?"), [series])
+                for row in rows:
+                    cur.execute(self._sql(f"INSERT INTO {CHANGES} ({', '.join(CHANGE_COLUMNS)}) VALUES ({marks})"),
+                                [series, *(row[c] for c in CHANGE_COLUMNS[1:])])
+        except errors as e:  # a read-only user, a full disk: said, not a traceback
+            raise UserError(f"history store {shown(self.where)}: cannot write the change points: "
+                            f"{str(e).strip()}") from None
+
+    def change_points(self) -> list[dict]:
+        cur = self.conn.cursor()
+        cur.execute(f"SELECT {', '.join(CHANGE_COLUMNS)} FROM {CHANGES} ORDER BY series, time_unix_s, metric")
+        rows = [dict(zip(CHANGE_COLUMNS, values)) for values in cur.fetchall()]
+        if self.pg:
+            self.conn.rollback()
+        return rows
 
     def runs(self) -> list[dict]:
         """Every run, oldest first, each with its ops."""
@@ -204,6 +251,8 @@ def _open_sqlite(path: Path) -> sqlite3.Connection:
                 for statement in SCHEMA:
                     conn.execute(statement)
                 conn.execute(f"INSERT INTO {META} VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
+            else:
+                conn.execute(CHANGES_TABLE)  # a format-1 store from before the table
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -238,6 +287,9 @@ def _open_postgres(url: str):
                 cur.execute(f"SELECT value FROM {META} WHERE key = 'format_version'")
                 got = cur.fetchone()
                 _check_meta(url, got[0] if got else None)
+                cur.execute("SELECT to_regclass(%s)", (CHANGES,))
+                if cur.fetchone()[0] is None:  # a format-1 store from before the table
+                    cur.execute(CHANGES_TABLE)
     except BaseException:
         conn.close()
         raise

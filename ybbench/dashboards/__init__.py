@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import compare_runs, disk_cache, k6_client, logs, overview, postgres, storage
+from . import compare_runs, disk_cache, history, k6_client, logs, overview, postgres, storage
 from .common import to_json
 
 OUT = Path(__file__).resolve().parents[2] / "grafana" / "dashboards"
@@ -20,6 +20,7 @@ BOARDS = {
     "postgres.json": postgres.build,
     "logs.json": logs.build,
     "compare-runs.json": compare_runs.build,
+    "history.json": history.build,
 }
 
 

@@ -24,6 +24,9 @@ from grafana_foundation_sdk.models.dashboard import (
     VariableSort,
 )
 
+from . import history_sql
+from .sql import annotation_target
+
 # Every panel, target, variable and annotation names the datasource through
 # this variable; compose provisions uid ybbench-prometheus as the default.
 DS = DataSourceRef(type_val="prometheus", uid="${datasource}")
@@ -56,6 +59,13 @@ def query_variable(name: str, label: str, query: str, *, multi: bool = True) -> 
     )
 
 
+def ybbench_link() -> gd.DashboardLink:
+    """Every ybbench dashboard, one click away, at the same time range and
+    with the same run, cluster and datasources selected."""
+    return (gd.DashboardLink("ybbench dashboards").type(DashboardLinkType.DASHBOARDS).tags(["ybbench"])
+            .as_dropdown(True).keep_time(True).include_vars(True))
+
+
 def dashboard(uid: str, title: str, description: str, extra_variables: tuple = (), *,
               logs: bool = False) -> gd.Dashboard:
     """`logs`: the dashboard has Loki panels, so it gets the `loki`
@@ -77,10 +87,7 @@ def dashboard(uid: str, title: str, description: str, extra_variables: tuple = (
         board
         .with_variable(query_variable("cluster", "Cluster (node_prefix)", "label_values(up, node_prefix)"))
         .with_variable(query_variable("testid", "k6 run (testid)", "label_values(k6_vus, testid)"))
-        # Every ybbench dashboard, one click away, at the same time range and
-        # with the same run, cluster and datasources selected.
-        .link(gd.DashboardLink("ybbench dashboards").type(DashboardLinkType.DASHBOARDS).tags(["ybbench"])
-              .as_dropdown(True).keep_time(True).include_vars(True))
+        .link(ybbench_link())
     )
     for v in extra_variables:
         board = board.with_variable(v)
@@ -140,9 +147,10 @@ def inside_selected_runs() -> str:
     return f"({pushed('-$__rate_interval')}) and on () ({pushed('$__rate_interval')})"
 
 
-# Fields of Grafana's Prometheus and Loki annotation queries the SDK has
-# no setter for.
+# Fields of Grafana's Prometheus, Loki and SQL annotation queries the SDK
+# has no setter for.
 ANNOTATION_FIELDS = {
+    "change points": {"target": annotation_target(history_sql.CHANGE_POINTS)},
     "k6 runs": {"titleFormat": "k6 run {{testid}}", "tagKeys": "testid", "step": "5s"},
     "k6 phases": {"titleFormat": "phase {{scenario}}", "tagKeys": "testid,scenario", "step": "5s"},
     "YugabyteDB restarts": {"titleFormat": "{{service}} started", "tagKeys": "service"},

@@ -12,7 +12,9 @@ better), each sent to Otava when every run of the series has it. For each
 change point: the runs on either side (Otava's window of the series before
 and after it), their means and spread as Otava reports them, the change in
 % (from those means), Otava's p-value, and what differs between the last run
-before the change and the first after it (knobs, versions, labels).
+before the change and the first after it (knobs, versions, labels). Each
+analysed series' change points are also written to the store, in place of
+those it had (Grafana's History dashboard draws them).
 
 The gate (--fail-on regression): exit 1 when the newest run of a series
 lies after a change point that made a metric worse (ops/s down, p99 up)
@@ -182,20 +184,43 @@ def print_table(doc: dict) -> None:
         console.print(t)
 
 
+def series_name(group: list[dict], select: dict[str, str]) -> str:
+    """The store's name for an analysed series (its change points' rows):
+    the runs' series_key, or the selection that made it."""
+    if select:
+        return "select:" + ",".join(f"{k}={v}" for k, v in sorted(select.items()))
+    return group[0]["series_key"]
+
+
+def change_point_rows(series: dict, order_by: str, now: float) -> list[dict]:
+    """The series' change points as the store keeps them (for Grafana's
+    History dashboard: each at the start of the first run after it)."""
+    started = {r["testid"]: r["started_unix_s"] for r in series["runs"]}
+    return [{"workload": series["workload"], "metric": c["metric"], "op": c["op"], "field": c["field"],
+             "testid": c["first_after"], "time_unix_s": started[c["first_after"]],
+             "change_percent": c["change_percent"], "pvalue": c["pvalue"], "mean_before": c["mean_before"],
+             "mean_after": c["mean_after"], "regression": int(c["regression"]), "order_by": order_by,
+             "analysed_unix_s": now} for c in series["change_points"]]
+
+
 def build(where: str, select: dict[str, str], order_by: str) -> dict:
+    now = time.time()
+    analyzed = []
     with history_store.Store(where) as store:
         runs = store.runs()
-    analyzed = []
-    for group in series_of(runs, select):
-        group = ordered(group, order_by)
-        if len(group) >= MIN_RUNS:
-            analyzed.append(analyze_series(group))
+        for group in series_of(runs, select):
+            group = ordered(group, order_by)
+            if len(group) >= MIN_RUNS:
+                series = analyze_series(group)
+                analyzed.append(series)
+                # Replaced whole: a series re-analysed keeps only what Otava finds now.
+                store.replace_change_points(series_name(group, select), change_point_rows(series, order_by, now))
     return {
         "format_version": formats.version("history"),
         "store": history_store.shown(where),
         "select": select,
         "order_by": order_by,
-        "generated_unix_s": time.time(),
+        "generated_unix_s": now,
         "otava": {"version": otava.VERSION, "p_value": otava.P_VALUE, "window": otava.WINDOW},
         "series": analyzed,
     }
