@@ -16,11 +16,18 @@ fi
 home=/tmp/ybbench-home
 mkdir -p "$home"
 chown "$uid:$gid" "$home"
-# The pg baseline's password (the stack's `secrets` service wrote it,
-# readable by the k6 user only): a copy the user can read, never on a
-# command line or in a log.
-if [ -f /run/secrets/ybbench/pgpass ]; then
-  install -m 600 -o "$uid" -g "$gid" /run/secrets/ybbench/pgpass "$home/pgpass"
+# libpq's password file for the user, never on a command line or in a
+# log: the history store's line (YBBENCH_HISTORY; root's file) and the pg
+# baseline's (the k6 user's), both written by the stack's `secrets`
+# service. The history line first: libpq takes the first line that matches.
+(
+  umask 077
+  : > "$home/pgpass"
+  if [ -f /run/secrets/ybbench/history_pgpass ]; then cat /run/secrets/ybbench/history_pgpass >> "$home/pgpass"; fi
+  if [ -f /run/secrets/ybbench/pgpass ]; then cat /run/secrets/ybbench/pgpass >> "$home/pgpass"; fi
+)
+if [ -s "$home/pgpass" ]; then
+  chown "$uid:$gid" "$home/pgpass"
   export PGPASSFILE="$home/pgpass"
 fi
 # Grafana's admin password (mode 600, owned by grafana's uid 472), for

@@ -21,6 +21,10 @@ DURATION=${BENCH_DURATION:-20s}
 VUS=${BENCH_VUS:-8}
 # RESULTS: another results folder than the checkout's results/ (the tests'); BENCH_SET: more --set KNOB=VALUE.
 where=${RESULTS:+--results $RESULTS}
+# The store: the SQLite file the workflow caches between jobs, named here
+# because the compose service records into the stack's history-db by
+# default (YBBENCH_HISTORY), whose volume goes with the CI runner.
+store="--history ${RESULTS:-results}/history.sqlite"
 
 for step in "$@"; do
   case "$step" in
@@ -29,13 +33,13 @@ for step in "$@"; do
     bench)
       id="ci-$(date -u +%Y%m%dT%H%M%S)-${COMMIT:0:12}"
       $YBBENCH run sql-inserts --testid "$id-ins" --quiet --set VUS="$VUS" --set DURATION=5s \
-        --set KEY_PREFIX="$id" --label commit="$COMMIT" $where ${BENCH_SET:-}
+        --set KEY_PREFIX="$id" --label commit="$COMMIT" $where $store ${BENCH_SET:-}
       rows=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rows_written"])' \
         "${RESULTS:-results}/$id-ins/summary.json")
       $YBBENCH run sql-selects --testid "$id-sel" --quiet --set VUS="$VUS" --set DURATION="$DURATION" \
-        --set KEY_PREFIX="$id" --set MAX_WRITTEN_KEY="$rows" --label commit="$COMMIT" $where ${BENCH_SET:-} ;;
+        --set KEY_PREFIX="$id" --set MAX_WRITTEN_KEY="$rows" --label commit="$COMMIT" $where $store ${BENCH_SET:-} ;;
     gate)
-      $YBBENCH history $where --select workload=sql-selects --fail-on regression ;;
+      $YBBENCH history $where $store --select workload=sql-selects --fail-on regression ;;
     down)
       docker compose down ;;
     *)

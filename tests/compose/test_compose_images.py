@@ -95,13 +95,13 @@ TOOLS = {
 UPSTREAM_LACKS = {
     "postgres": {"curl", "wget", "python3"},  # debian:bookworm-slim and PostgreSQL
     "promtail": {"curl", "wget", "python3"},  # ubuntu:noble, tzdata, CA certificates
-    "grafana": {"python3", "apt-get", "dpkg"},  # Alpine
+    "grafana": {"python3", "psql", "apt-get", "dpkg"},  # Alpine (psql: the stand-in's PostgreSQL health check)
     "ybbench": {"curl", "wget"},  # python:3.11-slim-bookworm
     "yugabytedb": {"apt-get", "dpkg"},  # AlmaLinux 8: rpm and dnf
 }
 
 # The compose service -> the stand-in image that runs it.
-SERVICE_IMAGE = {"secrets": "busybox", "k6-pg": "k6"} | {
+SERVICE_IMAGE = {"secrets": "busybox", "k6-pg": "k6", "history-db": "postgres"} | {
     s: "yugabytedb" for s in ("yb-master-1", "yb-master-2", "yb-master-3", "yb-tserver-1", "yb-tserver-2",
                               "yb-tserver-3", "yb-tserver-4")}
 
@@ -453,7 +453,7 @@ def test_every_command_run_in_a_container_exists_in_its_image(project, fs):
             ("yb-tserver-1", "/sbin/tini"), ("yb-tserver-1", "/home/yugabyte/bin/yb-tserver"),
             ("secrets", "sh"), ("secrets", "head"), ("secrets", "base64"), ("secrets", "tr"), ("secrets", "chown"),
             ("secrets", "chmod"), ("secrets", "cat"), ("grafana", "cat"), ("yb-tserver-1", "ysqlsh"),
-            ("postgres", "psql"), ("yb-tserver-1", "python3")} <= seen, seen
+            ("postgres", "psql"), ("yb-tserver-1", "python3"), ("history-db", "pg_isready")} <= seen, seen
     # ybbench's events are compose commands on the host, none inside a container.
     from ybbench.run import faults as events
     assert not [a for a in events.ACTIONS.values() if "exec" in a]

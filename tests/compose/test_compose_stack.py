@@ -44,7 +44,7 @@ from ..support.dashboards import logql_failures
 from ..support.stack import BIN, REPO
 
 DEFAULT_SERVICES = {"yb-master-1", "yb-master-2", "yb-master-3", "yb-tserver-1", "yb-tserver-2", "yb-tserver-3",
-                    "secrets", "prometheus", "node-exporter", "loki", "promtail", "grafana"}
+                    "secrets", "prometheus", "node-exporter", "loki", "promtail", "grafana", "history-db"}
 # Every scrape target: 3 masters, 9 tserver endpoints (tserver, YCQL, YSQL
 # on each of 3), node_exporter, Prometheus, and the pg baseline's exporter.
 TARGETS = 3 + 9 + 1 + 1 + 1
@@ -128,7 +128,7 @@ def test_every_default_service_runs_and_is_healthy(stack):
         if "Health" in state:
             assert state["Health"]["Status"] == "healthy", (name, state["Health"])
     assert {n for n, s in by_service.items() if "Health" in s} >= {
-        "yb-master-1", "yb-tserver-3", "prometheus", "loki", "grafana"}
+        "yb-master-1", "yb-tserver-3", "prometheus", "loki", "grafana", "history-db"}
 
 
 def test_every_prometheus_target_is_up_and_the_rules_evaluate(prom):
@@ -618,7 +618,11 @@ def test_secrets_exist_once_readable_only_by_their_reader(stack):
     listing = secrets_listing(stack)
     owners = {name: (mode, uid) for name, (mode, uid, _) in listing.items()}
     assert owners == {"grafana_admin_password": ("600", "472"), "postgres_password": ("600", "999"),
-                      "postgres_exporter_password": ("600", "65534"), "pgpass": ("600", "12345")}
+                      "postgres_exporter_password": ("600", "65534"), "pgpass": ("600", "12345"),
+                      "history_password": ("600", "999"), "history_reader_password": ("600", "999"),
+                      "history_grafana_password": ("600", "472"), "history_pgpass": ("600", "0")}
+    digest = {name: d for name, (_, _, d) in listing.items()}
+    assert digest["history_reader_password"] == digest["history_grafana_password"] != digest["history_password"]
     # The grafana stand-in logs in with it: the file reached its reader.
     grafana = stack.address("grafana")
     password = stack("exec", "-T", "grafana", "cat", "/run/secrets/ybbench/grafana_admin_password").stdout.strip()
@@ -660,7 +664,8 @@ def test_doctor_through_the_service_passes_on_the_stack(stack, inserts):
         assert status == SKIPPED_HERE[name][0] and SKIPPED_HERE[name][1] in found, (name, status, found)
     provisioned = {json.loads(f.read_text())["uid"] for f in (REPO / "grafana" / "dashboards").glob("*.json")}
     for name in ("grafana health", "grafana login", "grafana datasource ybbench-prometheus",
-                 "grafana datasource ybbench-loki", *(f"grafana dashboard {uid}" for uid in provisioned)):
+                 "grafana datasource ybbench-loki", "grafana datasource ybbench-history",
+                 *(f"grafana dashboard {uid}" for uid in provisioned)):
         assert statuses[name]["status"] == "ok", statuses.get(name)
     assert doc["settings"]["grafana"] == "http://grafana:3000"
     password = stack("exec", "-T", "grafana", "cat", "/run/secrets/ybbench/grafana_admin_password").stdout.strip()
@@ -668,12 +673,54 @@ def test_doctor_through_the_service_passes_on_the_stack(stack, inserts):
     assert (stack.root / out).stat().st_uid == USER_UID
 
 
-def test_down_then_up_keeps_data_passwords_and_history(stack, inserts, prom):
+def history_db(stack, query: str, user: str = "ybbench_history", check: bool = True):
+    """psql inside history-db, on its Unix socket (local connections are trusted, as upstream's image has them)."""
+    return stack("exec", "-T", "history-db", "psql", "-U", user, "-d", "ybbench_history", "-XAtc", query,
+                 check=check)
+
+
+def test_a_run_through_the_service_lands_in_the_history_db_and_grafana_reads_it(stack, service_runs):
+    """`up` started history-db (healthy: the default services' test); the
+    service's run is in it with its summary's figures, recorded by `ybbench
+    run` with no flag (YBBENCH_HISTORY, password from the entrypoint's
+    PGPASSFILE); `ybbench history` through the service reads it; Grafana's
+    History datasource is healthy (it connects as the reader), and the
+    reader may read but not write."""
+    tid = service_runs["run"].name
+    summary = json.loads((service_runs["run"] / "summary.json").read_text())
+    got = history_db(stack, f"SELECT op, count, ops_per_s FROM ybbench_history_ops WHERE testid = '{tid}'").stdout
+    op, count, ops = got.strip().split("|")
+    assert (op, int(count)) == ("insert", summary["ops"]["insert"]["count"]), got
+    assert float(ops) == pytest.approx(summary["ops"]["insert"]["per_second"], rel=1e-9)
+    assert "not in the history" not in service_runs["run_out"].stdout + service_runs["run_out"].stderr
+    out = f"results/history-{new_testid('hi')}"
+    p = ybbench_service(stack, "history", "--select", "workload=sql-inserts", "--out", out)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    doc = json.loads((stack.root / out / "history.json").read_text())
+    assert doc["store"] == "postgresql://ybbench_history@history-db:5432/ybbench_history"
+    assert tid in [r["testid"] for s in doc["series"] for r in s["runs"]]
+    grafana = stack.address("grafana")
+    password = stack("exec", "-T", "grafana", "cat", "/run/secrets/ybbench/grafana_admin_password").stdout.strip()
+    req = urllib.request.Request(f"http://{grafana}:3000/api/datasources/uid/ybbench-history/health", headers={
+        "Authorization": "Basic " + base64.b64encode(f"admin:{password}".encode()).decode()})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        assert json.load(r) == {"status": "OK", "message": "Database Connection OK"}
+    assert history_db(stack, f"SELECT count(*) FROM ybbench_history_runs WHERE testid = '{tid}'",
+                      user="ybbench_grafana").stdout.strip() == "1"
+    denied = history_db(stack, "DELETE FROM ybbench_history_runs", user="ybbench_grafana", check=False)
+    assert denied.returncode != 0 and "permission denied" in denied.stderr, denied.stderr
+
+
+def test_down_then_up_keeps_data_passwords_and_history(stack, inserts, prom, service_runs):
     testid, run = inserts
     before = secrets_listing(stack)
+    recorded = history_db(stack, "SELECT testid FROM ybbench_history_runs ORDER BY testid").stdout
+    assert service_runs["run"].name in recorded.split()
     stack("down", timeout=300)
     stack("up", "-d", "--wait", "--wait-timeout", "300", timeout=900)
     assert secrets_listing(stack) == before
+    # The history store's volume too: every run recorded before is there.
+    assert history_db(stack, "SELECT testid FROM ybbench_history_runs ORDER BY testid").stdout == recorded
     in_table = stack.ysql(f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{testid}:%'")
     assert int(in_table) == run.counts["insert"]
     prom_after = PromApi(f"http://{stack.address('prometheus')}:9090")

@@ -21,7 +21,7 @@ import yaml
 
 from ybbench.report import otava
 
-from ..support.stack import BIN, REPO
+from ..support.stack import BIN, REPO, free_port
 
 WORKFLOW = REPO / "deploy" / "ci" / "ybbench-history.yml"
 STEPS = REPO / "deploy" / "ci" / "steps.sh"
@@ -47,6 +47,8 @@ def test_the_gate_passes_steady_runs_and_fails_a_planted_slowdown_naming_the_op(
     results = tmp_path / "results"
     base = {**postgres.env(), "YBBENCH": f"{sys.executable} -m ybbench", "RESULTS": str(results), "K6": str(BIN / "k6"),
             "BENCH_DURATION": "5s",
+            # As the compose service has it (its history-db): the steps keep to the cached SQLite file all the same.
+            "YBBENCH_HISTORY": f"postgresql://nobody@127.0.0.1:{free_port()}/not_the_ci_store",
             "BENCH_SET": f"--set YSQL_NODES=127.0.0.1:{postgres.port} --set DB_USER={postgres.user} "
                          f"--set DB_NAME={postgres.database}"}
 

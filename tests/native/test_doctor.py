@@ -27,6 +27,7 @@ from ybbench.core.logs import push
 from ybbench.doctor.loki import levels
 
 from ..support.grafana_standin import Standin
+from ..support.history_db import new_store_database
 from ..support.promtail import Follower
 from ..support.stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Prometheus, free_port, wait_until
 from ..support.ybbench_cli import ybbench, ybbench_run
@@ -126,8 +127,12 @@ def test_every_check_passes_on_a_healthy_stack(stack, tmp_path):
     for job in ("prometheus", "node", "postgres", *(f"yugabytedb {e}" for e in
                                                     ("master_export", "tserver_export", "cql_export", "ysql_export"))):
         assert f"prometheus targets {job}" in ok, job
-    boards = {f"queries dashboard {json.loads(b.read_text())['uid']}" for b in (REPO / "grafana" / "dashboards").glob("*.json")}
+    # Every board that reads Prometheus (History reads the history store: its datasource health is checked).
+    boards = {f"queries dashboard {json.loads(b.read_text())['uid']}" for b in (REPO / "grafana" / "dashboards").glob("*.json")
+              if '"type": "prometheus"' in b.read_text()}
+    assert "queries dashboard ybbench-overview" in boards and "queries dashboard ybbench-history" not in boards
     assert boards | {"queries report"} <= set(ok), sorted(set(boards) - set(ok))
+    assert not [c for c in doc["checks"] if c["name"] == "queries dashboard ybbench-history"]
     for module in ("k6/x/sql", "k6/x/sql/driver/postgres", "k6/x/sql/driver/pgx", "k6/x/ybbench"):
         assert f"k6 module {module}" in ok
     assert "on postgres after" in ok["loki ysql error line"]["found"]
@@ -381,10 +386,12 @@ def test_grafana_checks_pass_and_a_datasource_with_a_wrong_url_fails(stack, prom
     (the stand-in queries the URL, as Grafana does), the rest still pass."""
     boards = {json.loads(b.read_text())["uid"] for b in (REPO / "grafana" / "dashboards").glob("*.json")}
     closed = f"http://127.0.0.1:{free_port()}"
+    history = new_store_database(stack["pg"], tmp_path)  # the History datasource's store and read-only user
     docs = {}
     for case, prom_url in (("healthy", prometheus.url), ("wrong-url", closed)):
         grafana = Standin(tmp_path / case)
         grafana.point_datasources({"ybbench-prometheus": prom_url, "ybbench-loki": loki.url})
+        grafana.point_history("127.0.0.1", stack["pg"].port, history["db"], history["reader"], history["password"])
         try:
             grafana.serve()
             docs[case] = doctor(stack["pg"], tmp_path, *stack["args"], "--grafana", f"http://127.0.0.1:{grafana.port}",
@@ -395,8 +402,10 @@ def test_grafana_checks_pass_and_a_datasource_with_a_wrong_url_fails(stack, prom
     assert p.returncode == 0 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
     ok = by_status(doc, "ok")
     assert {"grafana health", "grafana login", "grafana datasource ybbench-prometheus",
-            "grafana datasource ybbench-loki", *(f"grafana dashboard {uid}" for uid in boards)} <= set(ok)
+            "grafana datasource ybbench-loki", "grafana datasource ybbench-history",
+            *(f"grafana dashboard {uid}" for uid in boards)} <= set(ok)
     assert ok["grafana datasource ybbench-loki"]["found"] == "Successfully queried the Loki API."
+    assert ok["grafana datasource ybbench-history"]["found"] == "Database Connection OK"
     p, doc = docs["wrong-url"]
     failed = assert_fails_exactly(p, doc, {"grafana datasource ybbench-prometheus"})
     assert closed in failed["grafana datasource ybbench-prometheus"]["found"]

@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from ..support.grafana_standin import MOUNTS, Standin
+from ..support.history_db import new_store_database
 from ..support.stack import REPO, free_port, wait_until
 
 
@@ -89,7 +90,8 @@ def test_empty_password_file_fails(standin):
 
 
 def test_datasource_without_type_fails(standin):
-    standin.edit_yaml("datasources/datasources.yml", lambda doc: doc["datasources"][-1].pop("type"))
+    standin.edit_yaml("datasources/datasources.yml",
+                      lambda doc: next(d for d in doc["datasources"] if d["name"] == "Loki").pop("type"))
     standin.error(standin.fails(), "datasources.yml", "(Loki) has no type")
 
 
@@ -127,3 +129,28 @@ def test_datasource_health_queries_the_datasource_url(standin, prometheus, loki,
         assert (code, got) == (200, {"status": "OK", "message": "Successfully queried the Loki API."})
     finally:
         fixed.kill()
+
+
+def test_the_history_datasource_health_connects_as_its_user(standin, postgres, tmp_path):
+    """As Grafana's PostgreSQL plugin: the health check connects with the
+    datasource's user, database and the password from its $__file{...}
+    (the secrets volume's file), and runs a statement; a wrong password
+    answers 400 with PostgreSQL's reason. The password is in no log line."""
+    made = new_store_database(postgres, tmp_path)
+    password = made["password"]
+    standin.point_history("127.0.0.1", postgres.port, made["db"], made["reader"], password)
+    standin.serve()
+    code, got = standin.get("/api/datasources/uid/ybbench-history/health", "admin", standin.password)
+    assert (code, got) == (200, {"status": "OK", "message": "Database Connection OK"})
+    standin.history_password_file.write_text("wrong-" + password)  # read at start: restart to see it
+    log = standin.stop()
+    standin.serve()
+    code, got = standin.get("/api/datasources/uid/ybbench-history/health", "admin", standin.password)
+    assert code == 400 and got["status"] == "ERROR" and "password authentication failed" in got["message"], got
+    log += standin.stop()
+    assert password not in log
+
+
+def test_a_missing_file_named_by_file_expansion_fails(standin):
+    standin.history_password_file.unlink()
+    standin.error(standin.fails(), "datasources.yml", "$__file{", "history_grafana_password", "cannot read it")

@@ -39,6 +39,13 @@ class Standin:
         self.password_file.write_text(self.password + "\n")
         self.password_file.chmod(0o600)
         self.edit_yaml("dashboards/dashboards.yml", self.point_provider_at_copy)
+        # The secrets volume's files that provisioning reads ($__file{...}), here in a folder of their own;
+        # the history store's password is a throwaway until point_history() names a real one.
+        self.secrets = tmp / "secrets"
+        self.secrets.mkdir()
+        self.history_password_file = self.secrets / "history_grafana_password"
+        self.history_password_file.write_text(secrets.token_urlsafe(18))
+        self.edit_yaml("datasources/datasources.yml", self.read_secrets_here)
         self.port = free_port()
         # The compose env, with the secret's path mapped to the temp file.
         self.env = {k: str(v) for k, v in GRAFANA["environment"].items()}
@@ -55,6 +62,22 @@ class Standin:
         assert providers, f"no dashboard provider reads {target}, where compose mounts ../grafana/dashboards"
         for p in providers:
             p["options"]["path"] = str(self.dash)
+
+    def read_secrets_here(self, doc):
+        """$__file{<the secrets mount>/NAME} -> $__file{<self.secrets>/NAME}; each such file must exist there."""
+        prefix = f"$__file{{{MOUNTS['secrets']}/"
+        for ds in doc["datasources"]:
+            for key, value in (ds.get("secureJsonData") or {}).items():
+                if isinstance(value, str) and value.startswith(prefix):
+                    ds["secureJsonData"][key] = value.replace(prefix, f"$__file{{{self.secrets}/", 1)
+
+    def point_history(self, host: str, port: int, database: str, user: str, password: str) -> None:
+        """The history datasource at a PostgreSQL of the tests (compose's history-db:5432 here)."""
+        def change(doc):
+            (ds,) = [d for d in doc["datasources"] if d["uid"] == "ybbench-history"]
+            ds["url"], ds["user"], ds["jsonData"]["database"] = f"{host}:{port}", user, database
+        self.edit_yaml("datasources/datasources.yml", change)
+        self.history_password_file.write_text(password + "\n")
 
     def edit_yaml(self, rel: str, change):
         path = self.prov / rel

@@ -8,7 +8,7 @@ volume) and provisioning files that real Grafana would load. It fails at
 start, naming file and problem, on what Grafana rejects (and on a few things
 Grafana only logs but that leave panels broken), then serves /api/health,
 /api/search, /api/datasources and /api/datasources/uid/<uid>/health (which
-queries the datasource's URL, as Grafana's does).
+queries the datasource's URL, as Grafana's does; PostgreSQL's with psql).
 """
 
 import base64
@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import urllib.error
 import urllib.parse
@@ -31,7 +32,9 @@ import yaml
 # Grafana's built-in datasources and server-side expressions need no provisioning.
 BUILTIN_DS = {"grafana", "-- Grafana --", "-- Mixed --", "-- Dashboard --", "__expr__"}
 # Grafana provisioning interpolates $VAR and ${VAR} in values; $$ is a literal $.
-ENV_REF = re.compile(r"\$\$|\$\{(\w+)\}|\$(\w+)")
+ENV_REF = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+# ... after its expanders: $__env{NAME}, $__file{PATH} (setting.ExpandVar's regex).
+EXPANDER = re.compile(r"\$(|__\w+)\{([^}]+)\}")
 # Dashboard template variable references: $ds, ${ds}, ${ds:fmt}, [[ds]].
 VAR_REF = re.compile(r"^(?:\$(\w+)|\$\{(\w+)(?::[\w-]+)?\}|\[\[(\w+)(?::[\w-]+)?\]\])$")
 problems: list[str] = []
@@ -70,8 +73,31 @@ def read_file_vars():
             os.environ[name[:-len("__FILE")]] = value
 
 
+def expand_var(part, where):
+    """Grafana's setting.ExpandVar on one part of a value: $__env{NAME},
+    ${NAME} and $__file{PATH} (the file's text, whitespace trimmed; a file
+    it cannot read fails the provisioning, as in Grafana); other $__x{...}
+    are left as they are (pkg/setting/expanders.go, read upstream 2026-11)."""
+    def sub(m):
+        kind, arg = m[1], m[2]
+        if kind in ("", "__env"):
+            if arg not in os.environ:
+                log(f"warning: {where}: ${{{arg}}} is not set, Grafana would use an empty string")
+            return os.environ.get(arg, "")
+        if kind == "__file":
+            try:
+                return Path(arg).read_text().strip()
+            except OSError as e:
+                problems.append(f"{where}: $__file{{{arg}}}: cannot read it: {e.strerror}")
+                return ""
+        return m[0]
+    return EXPANDER.sub(sub, part)
+
+
 def expand(v, where):
-    """Env interpolation, values only (never keys), as Grafana provisioning does."""
+    """Interpolation of values only (never keys), as Grafana provisioning
+    does (pkg/services/provisioning/values): each part between $$ (a
+    literal $) through the expanders, then $VAR and ${VAR}."""
     if isinstance(v, dict):
         return {k: expand(x, where) for k, x in v.items()}
     if isinstance(v, list):
@@ -80,13 +106,11 @@ def expand(v, where):
         return v
 
     def sub(m):
-        if m[0] == "$$":
-            return "$"
         name = m[1] or m[2]
         if name not in os.environ:
             log(f"warning: {where}: ${name} is not set, Grafana would use an empty string")
         return os.environ.get(name, "")
-    return ENV_REF.sub(sub, v)
+    return "$".join(ENV_REF.sub(sub, expand_var(part, where)) for part in v.split("$$"))
 
 
 def load_yaml_dir(d):
@@ -134,7 +158,9 @@ def load_datasources(root):
                 problems.append(f"{where} ({name}): only one datasource per organization can be marked as default")
             defaults |= {org} if default else set()
             sources.append({"name": name, "uid": uid, "type": str(ds["type"]), "url": str(ds.get("url", "")),
-                            "isDefault": default, "orgId": org, "jsonData": ds.get("jsonData") or {}})
+                            "isDefault": default, "orgId": org, "jsonData": ds.get("jsonData") or {},
+                            "user": str(ds.get("user") or ""), "database": str(ds.get("database") or ""),
+                            "secureJsonData": ds.get("secureJsonData") or {}})
             n += 1
         for i, d in enumerate(doc.get("deleteDatasources") or []):
             if not isinstance(d, dict) or not d.get("name"):
@@ -252,8 +278,37 @@ HEALTH_QUERY = {"prometheus": ("/api/v1/query", "1+1", 4, "Successfully queried 
                          "There was an error returned querying the Loki API.")}
 
 
+# PostgreSQL (grafana-postgresql-datasource, "postgres" its old id): the
+# plugin's CheckHealth pings the database, a connection with the
+# datasource's host:port, user, password (secureJsonData), database
+# (jsonData.database) and sslmode, and one statement; "Database Connection
+# OK", or the driver's error (pkg/tsdb/grafana-postgresql-datasource
+# handler_checkhealth.go). Here psql connects and runs SELECT 1, the
+# password in its environment only. Read upstream 2026-11.
+POSTGRES = ("grafana-postgresql-datasource", "postgres")
+
+
+def postgres_health(ds):
+    host, _, port = ds["url"].rpartition(":") if ":" in ds["url"] else (ds["url"], "", "5432")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PGPASSWORD": ds["secureJsonData"].get("password", ""),
+           "PGSSLMODE": ds["jsonData"].get("sslmode", "require"), "PGCONNECT_TIMEOUT": "10"}
+    try:
+        p = subprocess.run(["psql", "-X", "-At", "-h", host, "-p", port or "5432", "-U", ds["user"], "-d",
+                            ds["jsonData"].get("database") or ds["database"], "-c", "SELECT 1"],
+                           env=env, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return 400, {"status": "ERROR", "message": f"Network error: Failed to connect to the server. Error message: {e}"}
+    if p.returncode != 0 or p.stdout.strip() != "1":
+        err = " ".join(p.stderr.replace("psql: error: ", "").split())
+        return 400, {"status": "ERROR", "message": f"failed to connect to `host={host} user={ds['user']} database="
+                                                   f"{ds['jsonData'].get('database') or ds['database']}`: {err}"}
+    return 200, {"status": "OK", "message": "Database Connection OK"}
+
+
 def datasource_health(ds):
     """(HTTP code, body) of GET /api/datasources/uid/<uid>/health."""
+    if ds["type"] in POSTGRES:
+        return postgres_health(ds)
     if ds["type"] not in HEALTH_QUERY:
         return 404, {"message": "Plugin health check not implemented"}  # a plugin without CheckHealth
     path, query, at, good, bad = HEALTH_QUERY[ds["type"]]
