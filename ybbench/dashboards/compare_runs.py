@@ -13,6 +13,7 @@ from grafana_foundation_sdk.builders import dashboard as gd
 from grafana_foundation_sdk.models.dashboard import VariableRefresh
 
 from .common import DS, dashboard, timeseries
+from .k6_panels import STATEMENTS
 
 RATE = "$__rate_interval"
 RUNS = "label_values(k6_vus, testid)"
@@ -56,8 +57,8 @@ def base_and_other(expr: str) -> list[tuple[str, str]]:
 
 
 def build() -> gd.Dashboard:
-    ops = f"sum by (op) (rate(k6_iterations_total{{{{{{run}}, op!=''}}}}[{RATE}]{{shift}}))"
-    lat = (f"histogram_quantile({{q}}, sum by (op) (rate(k6_iteration_duration_seconds{{{{{{run}}, op!=''}}}}"
+    ops = f"sum by (op) (rate(k6_iterations_total{{{{{{run}}, {STATEMENTS}}}}}[{RATE}]{{shift}}))"
+    lat = (f"histogram_quantile({{q}}, sum by (op) (rate(k6_iteration_duration_seconds{{{{{{run}}, {STATEMENTS}}}}}"
            f"[{RATE}]{{shift}})))")
     return (
         dashboard("ybbench-compare", "ybbench / Compare runs",

@@ -9,6 +9,12 @@ from . import k6_panels, log_panels
 from .common import K6, dashboard, timeseries
 
 RATE = "$__rate_interval"
+# k6's own iterations, kept apart by op tag, never summed across tags: with
+# OPS_PER_ITERATION=N an op=loop iteration ran N statements, each also
+# counted under its own op (lib/loop.js).
+ITERATIONS = ("k6's own iterations by the op they are tagged with. One iteration is one statement, except with "
+              "OPS_PER_ITERATION=N: then op=loop is k6's iteration of the inner loop, which ran N statements, "
+              "each counted under its op as well (so the lines are not to be added up); op=idle ran nothing.")
 
 
 def build() -> gd.Dashboard:
@@ -24,9 +30,9 @@ def build() -> gd.Dashboard:
             (f"sum by (testid) (k6_vus{k})", "{{testid}} active"),
             (f"sum by (testid) (k6_vus_max{k})", "{{testid}} allocated"),
         ], width=8))
-        .with_panel(timeseries("Iterations/s", "ops", [
-            (f"sum by (testid, scenario) (rate(k6_iterations_total{k}[{RATE}]))", "{{testid}} {{scenario}}"),
-        ], width=8))
+        .with_panel(timeseries("k6 iterations/s by op tag", "ops", [
+            (f"sum by (testid, scenario, op) (rate(k6_iterations_total{k}[{RATE}]))", "{{testid}} {{scenario}} {{op}}"),
+        ], width=8, description=ITERATIONS))
         .with_panel(timeseries("Dropped iterations/s", "ops", [
             (f"sum by (testid, scenario) (rate(k6_dropped_iterations_total{k}[{RATE}]))", "{{testid}} {{scenario}}"),
         ], width=8, description="Open model only: iterations that found no free VU. Above 0 the target "
@@ -35,11 +41,11 @@ def build() -> gd.Dashboard:
         .with_panel(k6_panels.ops_per_second())
         .with_panel(k6_panels.latency_percentiles())
         .with_panel(k6_panels.latency_avg_max())
-        .with_panel(timeseries("Iteration duration p95 / p99 by scenario", "s", [
-            (f"histogram_quantile({q}, sum by (testid, scenario) (rate(k6_iteration_duration_seconds{k}[{RATE}])))",
-             f"{{{{testid}}}} {{{{scenario}}}} p{name}")
+        .with_panel(timeseries("k6 iteration duration p95 / p99 by scenario and op tag", "s", [
+            (f"histogram_quantile({q}, sum by (testid, scenario, op) (rate(k6_iteration_duration_seconds{k}[{RATE}])))",
+             f"{{{{testid}}}} {{{{scenario}}}} {{{{op}}}} p{name}")
             for q, name in ((0.95, "95"), (0.99, "99"))
-        ]))
+        ], description=ITERATIONS))
         .with_panel(timeseries("Successful writes/s", "ops", [
             # The difference, or the writes alone while no error series exists.
             (f"(sum by (testid) (rate(k6_iterations_total{kw}[{RATE}]))"

@@ -9,6 +9,7 @@ from grafana_foundation_sdk.builders import dashboard as gd
 
 from . import k6_panels, log_panels
 from .common import CLUSTER, K6, YSQL, dashboard, inside_selected_runs, stat, timeseries
+from .k6_panels import STATEMENTS
 
 RUN_STAT = ("The mean over the instants whose rate window lies inside a selected k6 run (k6 pushed after the "
             "instant and before the window began), so no idle time from before or after a run is mixed in; "
@@ -31,7 +32,7 @@ def build() -> gd.Dashboard:
             (f"sum(rate(rpc_latency_count{{{YSQL}}}[$__rate_interval])) and on () {inside}", "YSQL"),
         ], calc="mean", description=RUN_STAT))
         .with_panel(stat("k6 ops/s (client, selected runs)", "ops", [
-            (f'sum(rate(k6_iterations_total{{{K6}, op!=""}}[$__rate_interval])) and on () {inside}', "k6"),
+            (f"sum(rate(k6_iterations_total{{{K6}, {STATEMENTS}}}[$__rate_interval])) and on () {inside}", "k6"),
         ], calc="mean", description=RUN_STAT))
         .with_panel(stat("Average CPU busy (selected runs)", "percentunit", [
             (f'avg(1 - avg by (instance) (rate(node_cpu_seconds_total{{mode="idle", {CLUSTER}}}[$__rate_interval])))'

@@ -29,6 +29,7 @@ from pathlib import Path
 from ybbench.core import formats, run_folder
 from ybbench.core.errors import UserError
 from ybbench.core.files import write_file
+from ybbench.core.k6_series import STATEMENTS
 from ybbench.core.services import check_ready
 from ybbench.experiments.reproduce import expected
 from ybbench.report import history_link, run_rates, seed_charts
@@ -119,7 +120,7 @@ def k6_range(prom: Prom, testid: str, start: float, end: float, step: float) -> 
 
 
 def prom_queries(testid: str, k6_rng: str) -> dict[str, str]:
-    sel = f'testid="{testid}"'
+    sel = f'testid="{testid}", {STATEMENTS}'  # k6's iterations of the inner loop are not ops
     hist = f"sum by (op) (rate(k6_iteration_duration_seconds{{{sel}}}[{k6_rng}]))"
     return {
         "ops_per_second": f"sum by (op) (rate(k6_iterations_total{{{sel}}}[{k6_rng}]))",
