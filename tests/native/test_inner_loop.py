@@ -7,7 +7,6 @@ from the schedule written out again here; never from the loop's code."""
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 
@@ -16,42 +15,8 @@ import pytest
 from ..support.stack import wait_until
 from ..support.workloads import count, run_ok, sql_updates_schedule as schedule
 from ..support.ybbench_cli import table_exists, verify, ybbench_run
-from .test_statement_timeout import cancelled_by_server, inserts_under_lock, log_size
-
-N = 10
-LOOP = {"OPS_PER_ITERATION": N, "DB_DRIVER": "pgconn"}
-UNACKED = re.compile(r"ybbench-unacked first=(\d+) rows=(\d+)")
-
-
-def stat(pg, table: str, column: str) -> int:
-    return int(pg.query(f"SELECT coalesce({column}, 0) FROM pg_stat_user_tables WHERE relname = '{table}'") or 0)
-
-
-def settled(pg, table: str, column: str, want: int) -> int:
-    """The server's counter once its backends flushed it (at their exit,
-    just after k6's): the wanted value, or what it shows after 10 s."""
-    try:
-        return wait_until(lambda: stat(pg, table, column) == want and want, f"{column} = {want}", 10) and want
-    except TimeoutError:
-        return stat(pg, table, column)
-
-
-def calls(pg, statement: str) -> int:
-    """The server's count of executions of a statement (pg_stat_statements,
-    which the test PostgreSQL preloads)."""
-    pg.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-    return int(pg.query("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
-                        f"WHERE query = '{statement}'") or 0)
-
-
-def loops(run) -> int:
-    """k6's own count of its complete iterations of the loop."""
-    return int(run.metric("iterations{op:loop}").get("count", 0))
-
-
-def unacked(run) -> list[tuple[int, int]]:
-    return [(int(a), int(b)) for a, b in UNACKED.findall((run.folder / "k6.log").read_text())]
-
+from ..support.inner_loop import LOOP, N, calls, loops, settled, stat, unacked
+from ..support.server_log import cancelled_by_server, inserts_under_lock, log_size
 
 def indexes(pg, table: str, prefix: str) -> list[int]:
     return sorted(int(k[len(prefix) + 1:]) for k in pg.query(f"SELECT k FROM {table}").splitlines())
@@ -227,8 +192,6 @@ def test_a_statement_running_when_the_grace_ends_is_cancelled(postgres, tmp_path
     import psycopg
     import threading
 
-    from .test_statement_timeout import log_size
-
     table = f"il_{uuid.uuid4().hex[:8]}"
     run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=1, DURATION="1s", **LOOP)  # the table
     before, since = int(postgres.query(f"SELECT count(*) FROM {table}")), log_size(postgres)
@@ -258,8 +221,6 @@ def test_a_table_dropped_mid_run_counts_as_class_42(postgres, tmp_path):
     # Every insert after the DROP fails (42P01), each one an ERROR line in
     # the server's log naming the table: the loop's count of class 42.
     import threading
-
-    from .test_statement_timeout import log_size
 
     table = f"il_{uuid.uuid4().hex[:8]}"
     run_ok("sql-inserts", postgres, tmp_path, TABLE=table, VUS=1, DURATION="1s", **LOOP)  # the table

@@ -13,7 +13,7 @@ from scipy.stats import binomtest
 
 from ..support.workloads import count, run_ok
 from ..support.ybbench_cli import verify
-from .test_inner_loop import LOOP, N, calls, loops, settled, stat, unacked
+from ..support.inner_loop import LOOP, N, calls, loops, settled, stat, unacked
 
 RECORDS, FIELDS = 300, 10
 # A fair mix is refused with odds below one in a million per run.

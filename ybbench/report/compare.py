@@ -44,6 +44,7 @@ from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_file
 from ybbench.core.services import check_ready
 from ybbench.report import compare_gate, compare_html, seed_charts
+from ybbench.report.compare_html import resolution
 from ybbench.report.charts import png
 from ybbench.report.page import Prom, k6_range, labelled_series, prom_queries, window_step
 
@@ -272,15 +273,6 @@ def compare_reproduces(results: Path, base: str, others: list[str], phases: dict
 
 def _f(v, fmt: str) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
-
-
-def resolution(s: dict) -> str:
-    """The resolution of the series the ratio rests on: "1 s", "5 s", "none" (no series: no interval)."""
-    r = s.get("resolution_s") or {}
-    b, o = r.get("base"), r.get("other")
-    if b is None and o is None:
-        return "none"
-    return f"{b} s" if b == o else f"{b or '-'} s / {o or '-'} s"
 
 
 def table(doc: dict) -> str:

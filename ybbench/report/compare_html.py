@@ -28,9 +28,16 @@ def _f(v, fmt: str) -> str:
     return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, fmt)
 
 
-def table(doc: dict) -> str:
-    from ybbench.report.compare import resolution
+def resolution(s: dict) -> str:
+    """The resolution of the series the ratio rests on: "1 s", "5 s", "none" (no series: no interval)."""
+    r = s.get("resolution_s") or {}
+    b, o = r.get("base"), r.get("other")
+    if b is None and o is None:
+        return "none"
+    return f"{b} s" if b == o else f"{b or '-'} s / {o or '-'} s"
 
+
+def table(doc: dict) -> str:
     e = html.escape
     pct = f"{100 * (1 - doc['alpha']):g}%"
     head = ["op", "base", "other", "series resolution", "base ops/s", "other ops/s", "ratio other/base",
