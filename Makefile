@@ -9,7 +9,7 @@
 .PHONY: test demo deps build bench bench-monitoring soak
 
 test: deps build
-	python3 -m pytest -q tests
+	python3 -m pytest -q --durations=40 tests
 
 demo: deps build
 	python3 -m ybbench demo
