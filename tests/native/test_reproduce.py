@@ -309,10 +309,17 @@ def test_report_of_a_reproduce_shows_expected_against_observed(reproduced):
     assert data["expected"]["reproduce_id"] == "rp1"
 
 
+def _whole_seconds_mean(folder, op: str) -> tuple[float, int]:
+    rows = json.loads((folder / "per-second.json").read_text())["ops"][op]
+    counts = {t: n for t, n, _, _ in rows}
+    inner = range(rows[0][0] + 1, rows[-1][0])
+    return sum(counts.get(t, 0) for t in inner) / len(inner), len(inner)
+
+
 def test_compare_two_reproduces_phase_by_phase(reproduced, tmp_path):
     """`ybbench compare rp1 rp2`: each phase against the same phase of the
-    base, as two runs are compared; its numbers are each phase's summary
-    (no --prometheus: no verdict), and the report of rp2 links it."""
+    base, as two runs are compared; its numbers come from each phase's own
+    per-second.json (no --prometheus), and the report of rp2 links it."""
     results = reproduced["results"]
     args = [a if a != "rp1" else "rp2" for a in reproduced["args"]]
     args[args.index("--cores-per-node") + 1] = "1"  # half the VUs per phase: a difference made on purpose
@@ -333,10 +340,15 @@ def test_compare_two_reproduces_phase_by_phase(reproduced, tmp_path):
         s2 = json.loads((results / "rp2" / ph2["testid"] / "summary.json").read_text())
         assert set(cmp["ops"]) == set(s1["ops"]) & set(s2["ops"])
         for op, stat in cmp["ops"].items():
-            assert (stat["base_ops_per_s"], stat["other_ops_per_s"]) == (s1["ops"][op]["per_second"],
-                                                                           s2["ops"][op]["per_second"])
-            assert stat["ratio"] == pytest.approx(s2["ops"][op]["per_second"] / s1["ops"][op]["per_second"])
-            assert stat["verdict"].startswith("no verdict")
+            # Each phase's ops/s from its own per-second.json: the mean count of its whole seconds (the
+            # first and last hold part of a second), arithmetic here on the files the runs wrote.
+            (b, n_b), (o, n_o) = (_whole_seconds_mean(results / rid / ph["testid"], op)
+                                  for rid, ph in (("rp1", ph1), ("rp2", ph2)))
+            assert stat["base_ops_per_s"] == pytest.approx(b, rel=1e-12), (stat, s1["ops"][op]["per_second"])
+            assert stat["other_ops_per_s"] == pytest.approx(o, rel=1e-12), (stat, s2["ops"][op]["per_second"])
+            assert stat["ratio"] == pytest.approx(o / b)
+            # Fewer than 9 whole seconds (3 blocks of 3) give no interval, hence no verdict.
+            assert stat["verdict"].startswith("no verdict") == (min(n_b, n_o) < 9), (stat["verdict"], n_b, n_o)
         assert cmp["differences"]["knobs"]["VUS"] == {"base": str(ph1["vus"]), "other": str(ph2["vus"])}
         assert ph2["vus"] < ph1["vus"]
         assert f"phase {ph1['name']}" in c.stdout

@@ -329,7 +329,7 @@ def test_resume_runs_only_the_missing_steps(binaries, postgres, tmp_path):
     assert first.returncode == 0, first.stdout + first.stderr
     folder = tmp_path / sid
     before = {f: (f.stat().st_mtime_ns, f.read_bytes()) for f in folder.glob("*/*")}
-    assert len(before) == 10  # two steps of params, summary, k6-summary, k6.log, k6-report.html
+    assert len(before) == 12  # two steps of params, summary, per-second, k6-summary, k6.log, k6-report.html
 
     r = ybbench_sweep(postgres, tmp_path, *args, "--vus", "1,2,4", "--resume", sid, knobs=knobs)
     assert r.returncode == 0, r.stdout + r.stderr
