@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
+import time
 from pathlib import Path
 
 from ybbench.core.errors import UserError
@@ -225,7 +227,29 @@ def _sqlite_ours(where: str, conn: sqlite3.Connection) -> bool:
     return True
 
 
+class _Busy(Exception):
+    """SQLite said "locked" where its busy handler does not wait: two
+    connections opening a new file at once, one reading its header while
+    the other switches it to WAL (SQLite returns SQLITE_BUSY at once rather
+    than risk a deadlock). Opening again after a moment succeeds."""
+
+
+def _transient(e: sqlite3.DatabaseError) -> bool:
+    return isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e))
+
+
 def _open_sqlite(path: Path) -> sqlite3.Connection:
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            return _open_sqlite_once(path)
+        except _Busy as e:
+            if time.monotonic() > deadline:
+                raise _refuse(str(path), f"unusable as SQLite ({e})") from None
+            time.sleep(random.uniform(0.02, 0.2))
+
+
+def _open_sqlite_once(path: Path) -> sqlite3.Connection:
     where = str(path)
     if path.exists() and path.stat().st_size > 0:
         # Checked read-only first: nothing (not even WAL mode) is written to a file that is not ours.
@@ -239,9 +263,12 @@ def _open_sqlite(path: Path) -> sqlite3.Connection:
             finally:
                 ro.close()
         except sqlite3.DatabaseError as e:
+            if _transient(e):
+                raise _Busy(str(e)) from None
             raise _refuse(where, f"unreadable as SQLite ({e})") from None
     elif not path.parent.is_dir():
         raise UserError(f"history store {where}: its folder {path.parent} does not exist")
+    conn = None
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -259,6 +286,10 @@ def _open_sqlite(path: Path) -> sqlite3.Connection:
             conn.close()
             raise
     except sqlite3.DatabaseError as e:
+        if conn is not None:
+            conn.close()
+        if _transient(e):
+            raise _Busy(str(e)) from None
         raise _refuse(where, f"unusable as SQLite ({e})") from None
     conn.isolation_level = "DEFERRED"  # from here, sqlite3's own transactions (commit() in _transaction)
     return conn
@@ -268,7 +299,8 @@ def _open_postgres(url: str):
     import psycopg
 
     try:
-        conn = psycopg.connect(url, connect_timeout=10)
+        # UTF-8 whatever the database's encoding: in an SQL_ASCII database psycopg would read text as bytes.
+        conn = psycopg.connect(url, connect_timeout=10, client_encoding="utf8")
     except psycopg.Error as e:
         raise UserError(f"history store {shown(url)}: cannot connect: {str(e).strip()}") from None
     try:
