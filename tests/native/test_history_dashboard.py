@@ -263,3 +263,22 @@ def test_history_as_grafanas_read_only_user_says_it_cannot_write(store):
     with store["conn"].cursor() as cur:
         cur.execute("SELECT * FROM ybbench_history_change_points ORDER BY series, metric, testid")
         assert cur.fetchall() == before
+
+
+def test_a_store_in_an_sql_ascii_database_reads_as_text(postgres, tmp_path):
+    """A database made without a UTF-8 encoding (SQL_ASCII, as initdb makes
+    it where no locale is set): the store's text reads back as text, so the
+    second opening does not refuse its own format_version."""
+    db = f"ascii_{uuid.uuid4().hex[:8]}"
+    postgres.psql("postgres", f"CREATE DATABASE {db} ENCODING 'SQL_ASCII' TEMPLATE template0")
+    results = tmp_path / "results"
+    write_runs(results, "asc", "sql-selects", "select", SELECT_OPS, SELECT_P99,
+               [T0 + 60 * i for i in range(len(SELECT_OPS))])
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{postgres.port}:{db}:{postgres.user}:{postgres.password}\n")
+    pgpass.chmod(0o600)
+    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass)}
+    url = f"postgresql://{postgres.user}@127.0.0.1:{postgres.port}/{db}"
+    assert ybbench("history", "--results", str(results), "--history", url, "import", env=env).returncode == 0
+    p = ybbench("history", "--results", str(results), "--history", url, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
