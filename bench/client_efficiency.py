@@ -556,24 +556,51 @@ def rss_table(pg: Postgres, k6_clients: list[str], minutes: float, clients: int)
     return table
 
 
+def positive(text: str) -> int:
+    """A count that must be at least 1 (k6 refuses 0 VUs, a 0 s run measures nothing)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: must be 1 or more")
+    return n
+
+
+def positive_list(text: str) -> list[int]:
+    """Comma-separated counts, each at least 1; '' for none."""
+    return [positive(v.strip()) for v in text.split(",") if v.strip()]
+
+
+def not_negative(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not x >= 0:  # also NaN
+        raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
+    return x
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=int, default=10, help="length of each run")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per client and workload, interleaved")
-    ap.add_argument("--clients", type=int, default=16)
-    ap.add_argument("--memory-vus", default="400,2400", help="VU counts for the memory table ('' to skip)")
+    ap.add_argument("--seconds", type=positive, default=10, help="length of each run")
+    ap.add_argument("--repeat", type=positive, default=3, help="runs per client and workload, interleaved")
+    ap.add_argument("--clients", type=positive, default=16)
+    ap.add_argument("--memory-vus", type=positive_list, default="400,2400",
+                    help="VU counts for the memory table ('' to skip)")
     ap.add_argument("--cases", help="comma-separated rows of the throughput table to run ('' for none; default all)")
     ap.add_argument("--k6-clients", default=",".join(K6_CLIENTS),
                     help=f"k6 clients of the throughput table, of {', '.join(K6_CLIENTS)}")
     ap.add_argument("--no-sysbench", action="store_true", help="leave out the sysbench cases (SYSBENCH_CASES)")
-    ap.add_argument("--rss-minutes", type=float, default=10, help="length of the memory-over-time runs (0 to skip)")
+    ap.add_argument("--rss-minutes", type=not_negative, default=10, help="length of the memory-over-time runs (0 to skip)")
     ap.add_argument("--rss-clients", default="pgconn,plain", help="k6 clients of the memory-over-time runs")
     ap.add_argument("--no-go-ycsb", action="store_true", help="leave out go-ycsb beside ycsb-a and ycsb-c")
     ap.add_argument("--pinning", choices=("auto", "pinned", "shared", "both"), default="auto",
                     help="pinned: server and clients on cores of their own; shared: all on every core; "
                          "both (auto's choice on 2 cores or more): pinned, then shared")
     a = ap.parse_args()
-    vus_list = [int(v) for v in a.memory_vus.split(",") if v]
+    vus_list = a.memory_vus
     k6_clients, rss_clients = ([c for c in v.split(",") if c] for v in (a.k6_clients, a.rss_clients))
     for c in k6_clients + rss_clients:
         if c not in K6_CLIENTS:
