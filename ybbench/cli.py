@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from ybbench.core import catalog, history_record
+from ybbench.core import catalog, history_record, history_store
 from ybbench.core.errors import UserError
 from ybbench.doctor.settings import GRAFANA_PASSWORD_FILE, PASSWORD_FILE_VAR
 from ybbench.run import k6run
@@ -49,7 +49,8 @@ def _run(a: argparse.Namespace) -> int:
         from ybbench.doctor import runner, settings
 
         s = settings.from_args(a.set, a.prometheus, a.loki, a.grafana,
-                               a.grafana_password_file or settings.default_password_file())
+                               a.grafana_password_file or settings.default_password_file(),
+                               history=history_store.location(Path(a.results), a.history))
         before, refused = runner.before_run(s, report_exprs()), runner.Refused
     try:
         r = k6run.run(
@@ -169,7 +170,8 @@ def _doctor(a: argparse.Namespace) -> int:
     from ybbench.doctor import runner, settings
 
     s = settings.from_args(a.set, a.prometheus, a.loki, a.grafana,
-                           a.grafana_password_file or settings.default_password_file(), a.grafana_user, a.compose_env)
+                           a.grafana_password_file or settings.default_password_file(), a.grafana_user, a.compose_env,
+                           a.history)
     s.loki_deadline_s = a.loki_deadline
     code, _ = runner.run(s, Path(a.out), report_exprs())
     return code
@@ -347,8 +349,8 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--chunk", type=int, default=10000, help="keys per query (10000)")
     v.set_defaults(func=_verify)
     dr = sub.add_parser("doctor", help="check the stack's assumptions on this cluster: YSQL, Prometheus targets, "
-                        "every dashboard and report query, k6's modules, Loki, Grafana, room to run; exit 1 if one "
-                        "fails (docs/docker-stack.md \"ybbench doctor\")")
+                        "every dashboard and report query (History's SQL on the history store), k6's modules, Loki, "
+                        "Grafana, room to run; exit 1 if one fails (docs/docker-stack.md \"ybbench doctor\")")
     dr.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
                     help="a workload knob, as for run: YSQL_NODES, DB_USER, DB_NAME, DB_SSLMODE, DB_CONNECT_TIMEOUT")
     dr.add_argument("--prometheus", help="Prometheus URL, e.g. http://127.0.0.1:9090")
@@ -363,6 +365,9 @@ def parser() -> argparse.ArgumentParser:
                     help="how long a failing statement's ERROR line may take to reach Loki (60)")
     dr.add_argument("--compose-env", metavar="FILE", help="the compose .env whose YB_MASTER_MEM_LIMIT and "
                     "YB_TSERVER_MEM_LIMIT the room check compares with memory available (compose/.env)")
+    dr.add_argument("--history", metavar="STORE", help="the history store runs are recorded in: a postgresql:// "
+                    "URL (password from PGPASSFILE), whose History dashboard queries are then run, read only "
+                    "(default: $YBBENCH_HISTORY; an SQLite store is skipped: Grafana reads PostgreSQL only)")
     dr.add_argument("--out", default=str(catalog.REPO / "results" / "doctor.json"), help="the checks as JSON "
                     "(results/doctor.json)")
     dr.set_defaults(func=_doctor)

@@ -23,9 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from ybbench.core.files import write_json
 from ybbench.core.logs import push
 from ybbench.doctor.loki import levels
 
+from ..support import results_files
 from ..support.grafana_standin import Standin
 from ..support.history_db import new_store_database
 from ..support.promtail import Follower
@@ -42,9 +44,11 @@ def doctor(pg, tmp: Path, *args: str, k6: Path = BIN / "k6", password: str | Non
     cmd = [sys.executable, "-m", "ybbench", "doctor", "--out", str(out), *args]
     for k, v in knobs.items():
         cmd += ["--set", f"{k}={v}"]
-    env = dict(pg.env(password), K6=str(k6), **(env or {}))
-    env.pop("YBBENCH_PROMETHEUS", None)
-    env.pop("YBBENCH_LOKI", None)
+    given = env or {}
+    env = dict(pg.env(password), K6=str(k6))
+    for var in ("YBBENCH_PROMETHEUS", "YBBENCH_LOKI", "YBBENCH_HISTORY"):  # this machine's, not the test's
+        env.pop(var, None)
+    env.update(given)
     p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     return p, json.loads(out.read_text()) if out.exists() else None
 
@@ -538,3 +542,129 @@ def test_room_reads_the_free_space_the_os_reports_and_warns_on_limits_beyond_mem
     memory = next(iter(warned.values()))
     assert memory["expected"].startswith(f"{limits_gib:.1f} GiB available"), (memory, limits_gib)
     assert "YB_*_MEM_LIMIT" in memory["todo"]
+
+
+# --- The History dashboard's SQL on the history store --------------------------------
+
+HOUR, DAY = 3600, 86400
+# The runs history_store() records, and the rows each History query answers over
+# them, counted here: 3 sql-selects runs (op select), 2 sql-inserts runs (ops insert
+# and commit, commit without latency: no p99), and the one change point planted.
+HISTORY_ROWS = {
+    "variable workload": 2,  # sql-inserts, sql-selects
+    "ops/s per run, by series and operation": 3 * 1 + 2 * 2,  # a point per run and op
+    "p99 per run, by series and operation": 3 * 1 + 2 * 1,  # commit has no p99
+    "Runs": 3 + 2,
+    "Change points": 1,
+    "annotation change points": 1,
+}
+LATENCY = {"avg": 2.0, "p50": 1.5, "p90": 3.0, "p95": 3.5, "p99": 4.0, "max": 9.0}
+
+
+def write_run(results: Path, testid: str, workload: str, ops: dict[str, bool], started: float) -> None:
+    """A finished run's folder as `ybbench run` writes it; ops: name -> whether its latency was measured."""
+    write_json(results / testid / "params.json", results_files.params(
+        testid, workload=workload, knobs={"VUS": "2"}, started=started, finished=started + 10))
+    write_json(results / testid / "summary.json", results_files.summary(
+        testid, {op: results_files.op(1000, 100.0, latency_ms=LATENCY if timed else None) for op, timed in ops.items()},
+        workload=workload, duration_s=10.0))
+
+
+def history_store(pg, tmp: Path, runs: bool = True) -> dict:
+    """A new database of the test PostgreSQL made a history store by `ybbench
+    history import` (of HISTORY_ROWS' runs and change point, or of nothing): {db, url}.
+    The oldest run is 40 days old, outside the dashboard's default 30 days:
+    doctor reads every run up to now."""
+    db = f"hist_{uuid.uuid4().hex[:8]}"
+    pg.psql("postgres", f"CREATE DATABASE {db}")
+    url = f"postgresql://{pg.user}@127.0.0.1:{pg.port}/{db}"
+    results = tmp / db
+    results.mkdir()
+    now = time.time()
+    if runs:
+        for i, started in enumerate((now - 40 * DAY, now - 2 * HOUR, now - HOUR)):
+            write_run(results, f"{db}-s{i}", "sql-selects", {"select": True}, started)
+        for i, started in enumerate((now - 3 * HOUR, now - HOUR / 2)):
+            write_run(results, f"{db}-i{i}", "sql-inserts", {"insert": True, "commit": False}, started)
+    p = ybbench("history", "--results", results, "--history", url, "import", env=pg.env())
+    assert p.returncode == 0 and f"{5 if runs else 0} runs added" in p.stdout, p.stdout + p.stderr
+    if runs:
+        pg.psql(db, "INSERT INTO ybbench_history_change_points (series, workload, metric, op, field, testid, "
+                "time_unix_s, change_percent, pvalue, mean_before, mean_after, regression, order_by, analysed_unix_s) "
+                f"VALUES ('s', 'sql-selects', 'select_ops_per_s', 'select', 'ops_per_s', '{db}-s1', {now - 2 * HOUR}, "
+                f"-40.0, 0.001, 1000, 600, 1, 'time', {now})")
+    return {"db": db, "url": url}
+
+
+def history_checks(doc: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in doc["checks"] if c["name"].startswith("history ")}
+
+
+def test_history_queries_answer_with_the_rows_the_store_holds(postgres, binaries, tmp_path):
+    """A PostgreSQL store named in YBBENCH_HISTORY (as the compose ybbench
+    service names it), runs recorded by `ybbench history import` and a change
+    point: the store's check counts them, each query of the History
+    dashboard answers with the rows counted in HISTORY_ROWS, nothing fails."""
+    store = history_store(postgres, tmp_path)
+    p, doc = doctor(postgres, tmp_path, env={"YBBENCH_HISTORY": store["url"]})
+    assert p.returncode == 0 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    got = history_checks(doc)
+    assert got["history store"]["status"] == "ok", got["history store"]
+    assert got["history store"]["found"].startswith(f"5 runs, 1 change points in {store['url']} "), got["history store"]
+    assert set(got) - {"history store"} == {f"history query {where}" for where in HISTORY_ROWS}, sorted(got)
+    for where, rows in HISTORY_ROWS.items():
+        c = got[f"history query {where}"]
+        assert (c["status"], c["found"]) == ("ok", f"{rows} rows"), c
+
+
+def test_an_empty_history_store_warns_with_the_fix(postgres, binaries, tmp_path):
+    """A store with no run yet: every History query answers nothing, a
+    warning saying how to record runs; doctor still passes."""
+    store = history_store(postgres, tmp_path, runs=False)
+    p, doc = doctor(postgres, tmp_path, "--history", store["url"])
+    assert p.returncode == 0 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    got = history_checks(doc)
+    assert got.pop("history store")["found"].startswith("0 runs, 0 change points")
+    assert set(got) == {f"history query {where}" for where in HISTORY_ROWS}, sorted(got)
+    for c in got.values():
+        assert (c["status"], c["found"]) == ("warn", "0 rows: no run recorded in the store yet"), c
+        assert "ybbench run WORKLOAD --history URL" in c["todo"], c
+
+
+def test_a_column_renamed_in_the_store_fails_the_panels_that_read_it(postgres, binaries, tmp_path):
+    """The ops' p99_ms renamed in the store: the two queries that read it
+    (the p99 panel, and Runs' ops column) fail, named, with PostgreSQL's
+    error; the other queries still answer their rows."""
+    store = history_store(postgres, tmp_path)
+    postgres.psql(store["db"], "ALTER TABLE ybbench_history_ops RENAME COLUMN p99_ms TO p99")
+    p, doc = doctor(postgres, tmp_path, "--history", store["url"])
+    broken = {"p99 per run, by series and operation", "Runs"}
+    failed = assert_fails_exactly(p, doc, {f"history query {where}" for where in broken})
+    for c in failed.values():
+        assert c["found"] == "PostgreSQL: column o.p99_ms does not exist", c
+        assert "regenerate the dashboards" in c["todo"], c
+    got = history_checks(doc)
+    for where in set(HISTORY_ROWS) - broken:
+        assert got[f"history query {where}"]["found"] == f"{HISTORY_ROWS[where]} rows", got[f"history query {where}"]
+
+
+def test_an_sqlite_history_store_is_skipped_saying_why(postgres, binaries, tmp_path):
+    """Grafana's History reads PostgreSQL only: an SQLite store, given or
+    the default, is one skipped check, and doctor creates no file."""
+    sqlite = tmp_path / "history.sqlite"
+    for args, shown in ((["--history", str(sqlite)], str(sqlite)), ([], str(REPO / "results" / "history.sqlite"))):
+        p, doc = doctor(postgres, tmp_path, *args)
+        assert p.returncode == 0 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+        got = history_checks(doc)
+        assert list(got) == ["history store"] and got["history store"]["status"] == "skipped", got
+        assert got["history store"]["found"].startswith(f"the store is SQLite ({shown}): "), got
+        assert "reads a PostgreSQL store only" in got["history store"]["found"]
+    assert not sqlite.exists()
+
+
+def test_a_history_store_that_does_not_answer_fails_its_check(postgres, binaries, tmp_path):
+    db = f"nosuch_{uuid.uuid4().hex[:8]}"
+    p, doc = doctor(postgres, tmp_path, "--history", f"postgresql://{postgres.user}@127.0.0.1:{postgres.port}/{db}")
+    failed = assert_fails_exactly(p, doc, {"history store"})
+    assert f'database "{db}" does not exist' in failed["history store"]["found"], failed
+    assert "PGPASSFILE" in failed["history store"]["todo"]

@@ -8,9 +8,10 @@ read-only user from compose's own script (compose/history-db/
 grafana-reader.sql), and every SQL query of the History dashboard (panels,
 the change point annotation, the workload variable) runs as that user with
 Grafana's macros and variables expanded as Grafana does
-(tests/support/dashboards.py expand_sql). Each answer is checked against
-the figures written here and the change points in history.json; a query
-the test does not know fails it."""
+(ybbench/doctor/grafana_sql.py, which `ybbench doctor` runs them with;
+tests/unit/test_grafana_sql.py holds it to Grafana's own text). Each
+answer is checked against the figures written here and the change points
+in history.json; a query the test does not know fails it."""
 
 from __future__ import annotations
 
@@ -24,10 +25,11 @@ import psycopg
 import pytest
 
 from ybbench.core.files import write_json
+from ybbench.doctor.grafana_sql import expand
 from ybbench.report import otava
 
 from ..support import results_files
-from ..support.dashboards import expand_sql, sql_queries, sqlstring
+from ..support.dashboards import sql_queries
 from ..support.history_db import new_store_database, run_reader_sql
 from ..support.ybbench_cli import ybbench
 
@@ -90,7 +92,7 @@ def store(postgres, tmp_path_factory):
 
 
 def answer(store, query, workloads=("sql-inserts", "sql-selects")) -> list[dict]:
-    sql = expand_sql(query.expr, {"workload": sqlstring(list(workloads))}, *RANGE)
+    sql = expand(query.expr, {"workload": list(workloads)}, *RANGE)
     with store["conn"].cursor() as cur:
         cur.execute(sql)
         names = [d.name for d in cur.description]

@@ -129,39 +129,3 @@ def logql_failures(loki_url: str, values: dict[str, str], start: float | None = 
             failures.append(f"{query}: {e}")
     return failures
 
-
-# Grafana's PostgreSQL datasource expands $__name(args) macros on the server
-# (grafana/grafana pkg/tsdb/grafana-postgresql-datasource/macros.go: the
-# regex below, args split on commas and trimmed; read upstream 2026-11).
-_MACRO = re.compile(r"\$([_a-zA-Z0-9]+)\(([^\)]*)\)")
-
-
-def _rfc3339nano(t: float) -> str:
-    """Go's time.RFC3339Nano of a UTC time: fraction without trailing zeros, Z."""
-    from datetime import datetime, timezone
-
-    whole = datetime.fromtimestamp(int(t), timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-    nanos = round((t - int(t)) * 1e9)
-    return whole + (f".{nanos:09d}".rstrip("0") if nanos else "") + "Z"
-
-
-def sqlstring(values: list[str]) -> str:
-    """A multi-value variable as ${var:sqlstring}: each value quoted, '' for '."""
-    return ",".join("'" + v.replace("'", "''") + "'" for v in values)
-
-
-def expand_sql(expr: str, values: dict[str, str], start: float, end: float) -> str:
-    """The SQL PostgreSQL receives from Grafana for the time range
-    [start, end]: the macros expanded as Grafana's server does, then the
-    dashboard variables (fill(); give ${var:sqlstring} values through
-    sqlstring()). An unknown macro is an error, as in Grafana."""
-    def macro(m: re.Match) -> str:
-        name, args = m.group(1), [a.strip() for a in m.group(2).split(",")]
-        if name == "__timeFilter":
-            return f"{args[0]} BETWEEN '{_rfc3339nano(start)}' AND '{_rfc3339nano(end)}'"
-        if name == "__unixEpochFilter":
-            return f"{args[0]} >= {int(start)} AND {args[0]} <= {int(end)}"
-        if name in ("__timeFrom", "__timeTo"):
-            return f"'{_rfc3339nano(start if name == '__timeFrom' else end)}'"
-        raise KeyError(f"macro ${name} is not expanded here (add it as Grafana's macros.go has it): {expr}")
-    return fill(_MACRO.sub(macro, expr), values)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from ybbench.core import formats
-from ybbench.doctor import grafana, k6, loki, prometheus, queries, room, ysql
+from ybbench.doctor import grafana, history, k6, loki, prometheus, queries, room, ysql
 from ybbench.doctor.check import FAIL, OK, SKIPPED, WARN, Check
 from ybbench.doctor.settings import Settings
 
@@ -18,7 +18,8 @@ STYLE = {OK: "green", WARN: "yellow", FAIL: "bold red", SKIPPED: "dim"}
 
 def run_checks(s: Settings, report_exprs: list[str] = ()) -> list[Check]:
     """Every check, in the order a user fixes them: the database, Prometheus,
-    what the dashboards and report read, k6, Loki, Grafana, room."""
+    what the dashboards and report read, k6, Loki, Grafana, the History
+    dashboard's queries on the history store, room."""
     out, nodes = ysql.checks(s)
     # YugabyteDB's checks run where YSQL says -YB- or Prometheus scrapes YugabyteDB's servers.
     yb_ysql = any(n.kind == "yugabytedb" for n in nodes)
@@ -29,6 +30,7 @@ def run_checks(s: Settings, report_exprs: list[str] = ()) -> list[Check]:
     out += k6.checks(s.k6)
     out += loki.checks(s, nodes)
     out += grafana.checks(s)
+    out += history.checks(s.history)
     out += room.checks(prom, s.compose_env)
     return out
 

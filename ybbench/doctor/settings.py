@@ -1,7 +1,8 @@
 """What doctor checks against: the knobs and defaults of `ybbench run`
 (YSQL_NODES and the DB_* knobs through --set, --prometheus, --loki and
-their YBBENCH_* variables), and Grafana, whose password is read from a
-file, never from the command line."""
+their YBBENCH_* variables), Grafana, whose password is read from a
+file, never from the command line, and the history store (--history,
+YBBENCH_HISTORY)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from ybbench.core.catalog import REPO, parse_settings
 from ybbench.core.errors import UserError
+from ybbench.core.history_store import location
 
 # Where compose mounts the secrets volume into the ybbench service. The
 # file is grafana's own (uid 472, mode 600): the service's entrypoint
@@ -40,6 +42,9 @@ class Settings:
     k6: str | None = None  # the k6 `ybbench run` would use; None: not found
     loki_deadline_s: float = 60.0
     compose_env: Path = REPO / "compose" / ".env"  # the memory limits the room check compares with
+    # The store runs are recorded in (--history, else $YBBENCH_HISTORY, else results/history.sqlite):
+    # Grafana's History dashboard reads it when it is PostgreSQL.
+    history: str = str(REPO / "results" / "history.sqlite")
 
 
 def parse_nodes(value: str) -> list[tuple[str, int]]:
@@ -62,7 +67,8 @@ def read_password(path: str) -> str:
 
 
 def from_args(settings: list[str], prometheus: str | None, loki: str | None, grafana: str | None,
-              grafana_password_file: str, grafana_user: str = "admin", compose_env: str | None = None) -> Settings:
+              grafana_password_file: str, grafana_user: str = "admin", compose_env: str | None = None,
+              history: str | None = None) -> Settings:
     knobs = parse_settings(list(settings))
     s = Settings(nodes=parse_nodes(knobs.get("YSQL_NODES", os.environ.get("YSQL_NODES", "127.0.0.1:5433"))),
                  prometheus=prometheus, loki=loki, grafana=grafana, grafana_user=grafana_user)
@@ -81,4 +87,5 @@ def from_args(settings: list[str], prometheus: str | None, loki: str | None, gra
         s.grafana_password = read_password(grafana_password_file)
     # As ybbench/run/k6_process.py k6_binary finds it; a missing k6 is a failing check, not bad input.
     s.k6 = os.environ.get("K6") or shutil.which("k6")
+    s.history = location(REPO / "results", history)
     return s
