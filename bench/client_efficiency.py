@@ -2,7 +2,8 @@
 our Go helpers module's own statement path, pgconn) next to pgbench, and
 sysbench where one of its OLTP scripts runs the same kind of statement
 (SYSBENCH_CASES), on one PostgreSQL, in one run; and k6's memory. A
-benchmark, not a test: it prints tables (~50 minutes on 2 cores).
+benchmark, not a test: it prints tables (~85 minutes on 2 cores: 61 for the
+pinned and shared tables, 20 for the memory-over-time runs).
 
     python3 -m bench.client_efficiency [--seconds 10] [--repeat 3] [--clients 16] [--memory-vus 400,2400]
                                        [--cases select,...] [--k6-clients plain,pgx,go-helpers,pgconn,loop10,loop100]
