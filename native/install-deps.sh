@@ -79,3 +79,21 @@ if [ ! -f "$mark" ]; then
     --platform "manylinux2014_$arch" -r "$wheels/requirements.txt"
   touch "$mark"
 fi
+
+# The same stand-in has Apache Otava as the real image has it (a venv of its
+# own at /opt/otava, every package pinned by native/otava-requirements.txt):
+# those wheels, for the same Python, downloaded once into
+# $YBBENCH_CACHE/otava-wheels (68 MB, numpy and scipy most of it: ~5 s).
+# cryptography's wheel is manylinux_2_34 (bookworm's glibc is 2.36).
+otava_wheels=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/otava-wheels
+otava_wheels_mark="$otava_wheels/.downloaded-$( (cat native/otava-requirements.txt; echo "$arch") | sha256sum | cut -c1-16)"
+if [ ! -f "$otava_wheels_mark" ]; then
+  echo "install-deps: downloading Apache Otava's wheels for the ybbench stand-in into $otava_wheels (once)" >&2
+  rm -rf "$otava_wheels"
+  mkdir -p "$otava_wheels"
+  python3 -m pip download -q --disable-pip-version-check -d "$otava_wheels" --only-binary=:all: --no-deps \
+    --python-version 3.11 --implementation cp --abi cp311 \
+    --platform "manylinux_2_34_$arch" --platform "manylinux_2_28_$arch" --platform "manylinux_2_27_$arch" \
+    --platform "manylinux_2_17_$arch" --platform "manylinux2014_$arch" -r native/otava-requirements.txt
+  touch "$otava_wheels_mark"
+fi

@@ -404,6 +404,46 @@ def test_the_ybbench_image_runs_its_entrypoints_commands_and_the_compose_plugin(
     assert who.stdout.splitlines()[0] == "0" and "Docker Compose version" in who.stdout, who.stdout + who.stderr
 
 
+def _dist(name: str) -> str:
+    """A distribution's name as its .dist-info folder may spell it, normalised (PEP 503, dots too)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def test_the_ybbench_image_has_otava_where_the_real_image_puts_it(fs, images):
+    """Apache Otava as compose/ybbench/Dockerfile installs it: the venv it
+    makes (its own site-packages, not the system's), YBBENCH_OTAVA naming
+    its program, every package native/otava-requirements.txt pins at its
+    version; and `ybbench history` finds that program there."""
+    real = (REPO / "compose" / "ybbench" / "Dockerfile").read_text()
+    venv = re.search(r"python3 -m venv (\S+)", real)[1]
+    program = re.search(r"^ENV YBBENCH_OTAVA=(\S+)$", real, re.M)[1]
+    assert (venv, program) == ("/opt/otava", "/opt/otava/bin/otava")  # the path report/otava.py's docstring names
+    image = fs("ybbench")
+    assert image.env("YBBENCH_OTAVA") == program
+    assert image.which(program) == program
+    assert image.resolve(f"{venv}/pyvenv.cfg") is not None
+    site = f"{venv}/lib/python3.11/site-packages/"
+    installed = {_dist(m[1]): m[2] for p in image.entries if p.startswith(site)
+                 for m in [re.fullmatch(r"([^/]+)-([^-/]+)\.dist-info", p[len(site):])] if m}
+    pinned = {_dist(n): v for n, v in re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$",
+                                                 (REPO / "native" / "otava-requirements.txt").read_text(), re.M)}
+    assert pinned["apache_otava"] == "0.8.0" and len(pinned) > 30
+    assert {n: installed.get(n) for n, v in pinned.items() if installed.get(n) != v} == {}
+    # And what Python 3.11's ensurepip puts in a new venv (its _PACKAGES: setuptools, pip); nothing else.
+    assert set(installed) - set(pinned) == {"pip", "setuptools"}, set(installed) - set(pinned)
+    script = " && ".join([
+        "python3 -c 'from ybbench.report import otava; print(\"program\", otava.program())'",
+        f"{venv}/bin/python3 -c 'import numpy, sys; print(\"numpy\", numpy.__version__, sys.prefix)'",
+        '"$YBBENCH_OTAVA" analyze --help'])
+    run = subprocess.run(["docker", "run", "--rm", "--network", "none", "--entrypoint", "sh", images["ybbench"], "-c",
+                          script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = dict(line.split(" ", 1) for line in run.stdout.splitlines() if line.startswith(("program ", "numpy ")))
+    assert said["program"] == program, run.stdout
+    assert said["numpy"] == f"{pinned['numpy']} {venv}", run.stdout  # Otava's own numpy, not the package's
+    assert "usage: otava analyze" in run.stdout, run.stdout + run.stderr
+
+
 def test_loki_is_one_static_binary_on_an_empty_image(fs, images):
     """Distroless static: no libc, no shell; CA certificates, passwd with
     10001, /tmp; and the binary runs there."""

@@ -28,6 +28,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ybbench.core.files import write_json
+
+from ..support import results_files
 from ..support.compose_stack import (
     NETWORK,
     PROJECT,
@@ -695,7 +698,7 @@ def test_a_run_through_the_service_lands_in_the_history_db_and_grafana_reads_it(
     assert float(ops) == pytest.approx(summary["ops"]["insert"]["per_second"], rel=1e-9)
     assert "not in the history" not in service_runs["run_out"].stdout + service_runs["run_out"].stderr
     # `ybbench history` through the service reads the same store: importing the run's folder finds it there
-    # (the stand-in image has no Otava, so the analysis itself is the native tests'; the real image has /opt/otava).
+    # (its analysis, Otava in the image: the next test).
     p = ybbench_service(stack, "history", "import", f"results/{tid}")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert ("history import: 0 runs added, 1 already there: "
@@ -710,6 +713,73 @@ def test_a_run_through_the_service_lands_in_the_history_db_and_grafana_reads_it(
                       user="ybbench_grafana").stdout.strip() == "1"
     denied = history_db(stack, "DELETE FROM ybbench_history_runs", user="ybbench_grafana", check=False)
     assert denied.returncode != 0 and "permission denied" in denied.stderr, denied.stderr
+
+
+# A planted series for `ybbench history`: twelve sql-selects runs, select's ops/s 10% lower from the
+# seventh on, the same small wobble of mean zero on either side (each side's mean is its level: the
+# change is -10%), p99 wobbling around one level; a commit label counting up.
+PLANTED_RUNS, PLANTED_STEP = 12, 6
+WOBBLE = (0.015, -0.01, 0.005, -0.015, 0.01, -0.005)
+
+
+def plant_series(folder: Path, rid: str) -> list[float]:
+    """Run folders as `ybbench run` writes them, owned by the checkout's owner; select's ops/s of each."""
+    ops = [(1000.0 if i < PLANTED_STEP else 900.0) * (1 + WOBBLE[i % 6]) for i in range(PLANTED_RUNS)]
+    for i, o in enumerate(ops):
+        tid = f"{rid}-{i:02d}"
+        params = results_files.params(tid, workload="sql-selects", knobs={"VUS": "4"},
+                                      started=1_800_000_000 + 60 * i, finished=1_800_000_010 + 60 * i)
+        params["labels"] = {"plant": rid, "commit": f"c{i:02d}"}
+        write_json(folder / tid / "params.json", params)
+        p99 = 4.0 * (1 + WOBBLE[(i + 3) % 6])
+        lat = {"avg": p99 / 3, "p50": p99 / 4, "p90": p99 / 2, "p95": p99 / 1.5, "p99": p99, "max": p99 * 2}
+        write_json(folder / tid / "summary.json", results_files.summary(
+            tid, {"select": results_files.op(int(o * 10), o, latency_ms=lat)}, workload="sql-selects",
+            duration_s=10.0))
+    for path in [folder, *folder.rglob("*")]:
+        os.lchown(path, USER_UID, USER_UID)
+    return ops
+
+
+def test_history_through_the_service_finds_a_planted_slowdown_with_otava_in_the_image(stack, service_runs):
+    """`ybbench history` through the service, with the Otava of its image
+    (/opt/otava, as the real image has it): twelve planted runs imported
+    into history-db give one change point, select's ops/s at the seventh
+    run, with the planted means and -10%, the commit label named as what
+    differs; the gate exits 1 naming the op; the change point is in the
+    store's table, where Grafana's reader finds it for the History
+    dashboard's annotations."""
+    rid = new_testid("plant")
+    ops = plant_series(service_runs["results"] / rid, rid)
+    p = ybbench_service(stack, "history", "--results", f"results/{rid}", "import")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert f"history import: {PLANTED_RUNS} runs added, 0 already there: postgresql://" in p.stdout, p.stdout
+    select = f"label:plant={rid}"
+    p = ybbench_service(stack, "history", "--results", f"results/{rid}", "--select", select,
+                        "--fail-on", "regression")
+    assert "Traceback" not in p.stdout + p.stderr, p.stderr[-3000:]
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]  # e.g. "Apache Otava is not installed at ..."
+    first_after = f"{rid}-{PLANTED_STEP:02d}"
+    assert f"regression: sql-selects select ops/s -10.0% from run {first_after} " in p.stderr, p.stderr
+    assert "commit c05 -> c06" in p.stdout, p.stdout
+    doc = json.loads((service_runs["results"] / rid / "history" / "history.json").read_text())
+    (s,) = doc["series"]
+    assert [r["testid"] for r in s["runs"]] == [f"{rid}-{i:02d}" for i in range(PLANTED_RUNS)]
+    (c,) = s["change_points"]
+    before, after = ops[:PLANTED_STEP], ops[PLANTED_STEP:]
+    assert (c["metric"], c["index"], c["first_after"], c["regression"]) == (
+        "select_ops_per_s", PLANTED_STEP, first_after, True)
+    # Otava prints its means to 6 decimals.
+    assert c["mean_before"] == pytest.approx(sum(before) / len(before), abs=1e-6) == 1000.0
+    assert c["mean_after"] == pytest.approx(sum(after) / len(after), abs=1e-6) == 900.0
+    assert c["change_percent"] == pytest.approx(-10.0, abs=1e-9) and c["pvalue"] <= 0.001
+    assert c["differs"] == {"labels": {"commit": {"before": "c05", "after": "c06"}}}
+    # The store's change points, read as Grafana's History datasource reads them.
+    rows = history_db(stack, "SELECT metric, testid, regression, round(change_percent::numeric, 6), "
+                      "time_unix_s = (SELECT started_unix_s FROM ybbench_history_runs r WHERE r.testid = c.testid) "
+                      f"FROM ybbench_history_change_points c WHERE series = 'select:{select}'",
+                      user="ybbench_grafana").stdout
+    assert rows.splitlines() == [f"select_ops_per_s|{first_after}|1|-10.000000|t"], rows
 
 
 def test_down_then_up_keeps_data_passwords_and_history(stack, inserts, prom, service_runs):

@@ -93,16 +93,20 @@ deps=("BUSYBOX=$busybox")
 image k6 "$bin/k6"
 deps=()
 # The ybbench service: the package's tracked files (src), its dependencies'
-# wheels (native/install-deps.sh), the test k6, the docker CLI and the
-# compose plugin, and the real image's entrypoint.
+# wheels and Apache Otava's (native/install-deps.sh; Otava's pinned by
+# native/otava-requirements.txt, as the real image installs it), the test
+# k6, the docker CLI and the compose plugin, and the real image's entrypoint.
 wheels=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/wheels
-[ -f "$wheels/requirements.txt" ] || { echo "tests/compose/images: $wheels is missing (run native/install-deps.sh)" >&2; exit 1; }
+otava_wheels=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/otava-wheels
+for w in "$wheels/requirements.txt" "$otava_wheels"/apache_otava-*.whl; do
+  [ -f "$w" ] || { echo "tests/compose/images: $w is missing (run native/install-deps.sh)" >&2; exit 1; }
+done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir "$stage/src"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard pyproject.toml ybbench k6-scripts experiments |
   while IFS= read -r -d '' f; do if [ -f "$f" ]; then cp --parents "$f" "$stage/src"; fi; done)
-image ybbench "$stage/src" "$wheels" "$bin/k6" "$bin/docker-compose" "$(command -v docker)" \
-  "$repo/compose/ybbench/entrypoint.sh"
+image ybbench "$stage/src" "$wheels" "$otava_wheels" "$repo/native/otava-requirements.txt" "$bin/k6" \
+  "$bin/docker-compose" "$(command -v docker)" "$repo/compose/ybbench/entrypoint.sh"
 rm -rf "$stage"
 trap - EXIT
