@@ -85,7 +85,7 @@ def _history(a: argparse.Namespace) -> int:
 
     if a.history_command == "import":
         return history.import_command(a.results, a.history, a.folders)
-    return history.command(a.results, a.history, a.select, a.order_by, a.out, a.png, a.fail_on)
+    return history.command(a.results, a.history, a.select, a.order_by, a.out, a.png, a.fail_on, a.min_change)
 
 
 def _doe(a: argparse.Namespace) -> int:
@@ -240,6 +240,8 @@ def parser() -> argparse.ArgumentParser:
     hi.add_argument("--png", metavar="DIR", help="also write each chart as DIR/history-<chart>.png")
     hi.add_argument("--fail-on", metavar="regression", help="exit 1 when a series' newest run is after a change "
                     "point that made an op worse (ops/s down or p99 up), naming it")
+    hi.add_argument("--min-change", metavar="PCT", help="keep only change points of at least PCT (e.g. 10%%: Otava's "
+                    "-M), to pass over run-to-run noise you have measured (default: every change Otava finds)")
     hs = hi.add_subparsers(dest="history_command")
     imp = hs.add_parser("import", help="record every finished run under the folders (default: --results); runs "
                         "already there are left as they are")

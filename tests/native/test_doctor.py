@@ -217,8 +217,13 @@ def _prometheus_with(tmp: Path, captures: dict, node_exporter: str, postgres_exp
 
     def scraped():
         active = prom.api("targets", state="active")["activeTargets"]
+        # A target's health is set before its scrape's samples are committed
+        # (the whole-suite run saw node series absent from a target shown up):
+        # `up` is committed with them, so every target's `up` answering means
+        # its first scrape can be queried.
         return len(active) == (3 + 3 + len(tservers or [1]) if yugabytedb else 3) and \
-            all(t["health"] != "unknown" for t in active)
+            all(t["health"] != "unknown" for t in active) and \
+            len(prom.query("up")) == len(active)
     wait_until(scraped, "every target scraped once", timeout=90)
     return prom
 

@@ -47,8 +47,9 @@ def fake_runs(results, name, ops_per_s, p99_ms, *, knobs=None, labels=None):
             duration_s=10.0))
 
 
-def otava_on_csv(folder, ops_per_s, p99_ms) -> list[tuple[str, int]]:
-    """`otava analyze` on a CSV and config written here (not ybbench's): (metric, index) of each change point."""
+def otava_on_csv(folder, ops_per_s, p99_ms, magnitude=None) -> list[tuple[str, int]]:
+    """`otava analyze` on a CSV and config written here (not ybbench's): (metric, index) of each change point;
+    magnitude: Otava's own -M."""
     data = folder / "mine.csv"
     with open(data, "w", newline="") as f:
         w = csv.writer(f)
@@ -59,7 +60,8 @@ def otava_on_csv(folder, ops_per_s, p99_ms) -> list[tuple[str, int]]:
     conf.write_text(f"tests:\n  mine:\n    type: csv\n    file: {data}\n    time_column: time\n    metrics:\n"
                     "      ops: {column: ops, direction: 1}\n      p99: {column: p99, direction: -1}\n")
     p = subprocess.run([str(otava.program()), "analyze", "--config-file", str(conf), "mine", "--output", "json",
-                        "--since", "2025-01-01"], capture_output=True, text=True, env={"HOME": str(folder)})
+                        "--since", "2025-01-01", *(["-M", str(magnitude)] if magnitude else [])],
+                       capture_output=True, text=True, env={"HOME": str(folder)})
     assert p.returncode == 0, p.stderr
     doc = json.loads(next(line for line in p.stdout.splitlines() if line.startswith("{")))
     names = {"ops": "select_ops_per_s", "p99": "select_p99_ms"}
@@ -103,6 +105,36 @@ def test_history_reports_exactly_otavas_change_points(tmp_path, seed, step):
         assert not c["regression"] and c["first_after"] == f"syn-{STEP}" and len(c["runs_before"]) == STEP
         page = (results / "history" / "history.html").read_text()
         assert page.count("data:image/png;base64,") == 2 and "syn-30" in page
+
+
+@pytest.mark.parametrize("given,magnitude", [("10%", 0.10), ("2", 0.02)])
+def test_min_change_keeps_exactly_what_otavas_own_magnitude_keeps(tmp_path, given, magnitude):
+    # A 5% step in 2% noise: Otava finds it; its -M 0.1 drops it, -M 0.02 keeps it.
+    ops, p99 = series(6, 0.05)
+    results = tmp_path / "results"
+    fake_runs(results, "mag", ops, p99)
+    assert history(results, "import").returncode == 0
+    every, kept = otava_on_csv(tmp_path, ops, p99), otava_on_csv(tmp_path, ops, p99, magnitude)
+    assert ("select_ops_per_s", STEP) in every
+    assert (("select_ops_per_s", STEP) in kept) == (magnitude < 0.05)
+    p = history(results, "--min-change", given)
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads((results / "history" / "history.json").read_text())
+    assert doc["otava"]["min_change"] == magnitude
+    (s,) = doc["series"]
+    assert sorted((c["metric"], c["index"]) for c in s["change_points"]) == kept
+    assert f"changes under {magnitude * 100:g}% passed over" in (results / "history" / "history.html").read_text()
+
+
+@pytest.mark.parametrize("given,says", [("abc", "a percentage"), ("-5%", "from 0% to under 100%"),
+                                        ("100%", "from 0% to under 100%"), ("nan", "from 0% to under 100%")])
+def test_a_bad_min_change_is_refused_naming_it_and_writes_nothing(tmp_path, given, says):
+    results = tmp_path / "results"
+    fake_runs(results, "bad", [100.0] * 3, [1.0] * 3)
+    p = history(results, f"--min-change={given}")  # argparse takes "-5%" after a space for an option
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert f"--min-change {given!r}: {says}" in p.stderr and "Traceback" not in p.stderr
+    assert not (results / "history").exists() and not (results / "history.sqlite").exists()
 
 
 def test_the_gate_fails_on_a_planted_regression_naming_the_op_and_passes_a_flat_series(tmp_path):

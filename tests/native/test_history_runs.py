@@ -6,7 +6,8 @@ Six runs, three at 4 VUs then three at 16, recorded in a PostgreSQL store
 fourth run, with VUS named as what differs; ordered by a label that counts
 down (16 VUs first), the gate fails naming select's ops/s. The selects read through a view whose rows take 5 ms on
 the server (the fixture says why). Six identical runs, in the
-default SQLite store: no change point, and the gate passes."""
+default SQLite store: no change point of 10% or more (--min-change, over this
+machine's run-to-run noise), and the gate passes."""
 
 from __future__ import annotations
 
@@ -106,7 +107,11 @@ def test_the_gate_fails_on_the_step_naming_the_op_and_passes_identical_runs(runs
     assert c["index"] == 3 and c["regression"] and c["differs"]["knobs"] == {"VUS": {"before": "16", "after": "4"}}
     assert p.returncode == 1, p.stdout + p.stderr
     assert "regression: sql-selects select ops/s -" in p.stderr
-    p = ybbench("history", "--results", str(runs["flat"]), "--fail-on", "regression", env=runs["env"])
+    # Identical runs on this shared 2-core machine differ by up to ~4% (a whole-suite run saw Otava call
+    # +4.1% after the first, at p < 0.001 over six runs): the gate is run as docs/reports.md tells users to
+    # run it, with a floor above their measured noise. The step above is 4x, far over it.
+    p = ybbench("history", "--results", str(runs["flat"]), "--fail-on", "regression", "--min-change", "10%",
+                env=runs["env"])
     assert p.returncode == 0, p.stdout + p.stderr
     doc = json.loads((runs["flat"] / "history" / "history.json").read_text())
     (s,) = doc["series"]

@@ -107,11 +107,11 @@ def differences(before: dict, after: dict) -> dict:
     return out
 
 
-def analyze_series(runs: list[dict]) -> dict:
+def analyze_series(runs: list[dict], magnitude: float = 0.0) -> dict:
     metrics = metrics_of(runs)
     ids = [r["testid"] for r in runs]
     found = otava.analyze(ids, [otava.Metric(m["name"], m["direction"]) for m in metrics],
-                          {m["name"]: m["values"] for m in metrics}) if metrics else []
+                          {m["name"]: m["values"] for m in metrics}, magnitude) if metrics else []
     by_name = {m["name"]: m for m in metrics}
     changes = []
     for cp in found:
@@ -203,7 +203,7 @@ def change_point_rows(series: dict, order_by: str, now: float) -> list[dict]:
              "analysed_unix_s": now} for c in series["change_points"]]
 
 
-def build(where: str, select: dict[str, str], order_by: str) -> dict:
+def build(where: str, select: dict[str, str], order_by: str, magnitude: float = 0.0) -> dict:
     now = time.time()
     analyzed = []
     with history_store.Store(where) as store:
@@ -211,7 +211,7 @@ def build(where: str, select: dict[str, str], order_by: str) -> dict:
         for group in series_of(runs, select):
             group = ordered(group, order_by)
             if len(group) >= MIN_RUNS:
-                series = analyze_series(group)
+                series = analyze_series(group, magnitude)
                 analyzed.append(series)
                 # Replaced whole: a series re-analysed keeps only what Otava finds now.
                 store.replace_change_points(series_name(group, select), change_point_rows(series, order_by, now))
@@ -221,19 +221,35 @@ def build(where: str, select: dict[str, str], order_by: str) -> dict:
         "select": select,
         "order_by": order_by,
         "generated_unix_s": now,
-        "otava": {"version": otava.VERSION, "p_value": otava.P_VALUE, "window": otava.WINDOW},
+        "otava": {"version": otava.VERSION, "p_value": otava.P_VALUE, "window": otava.WINDOW,
+                  "min_change": magnitude},
         "series": analyzed,
     }
 
 
+def parse_min_change(text: str | None) -> float:
+    """--min-change N% (or N): the smallest change kept, as Otava's -M
+    fraction; 0 (Otava's default) when not given."""
+    if text is None:
+        return 0.0
+    try:
+        pct = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise UserError(f"--min-change {text!r}: a percentage, e.g. 10%") from None
+    if not 0 <= pct < 100:
+        raise UserError(f"--min-change {text!r}: from 0% to under 100%")
+    return pct / 100
+
+
 def command(results: str, history: str | None, select: str | None, order_by: str, out: str | None,
-            png_dir: str | None, fail_on: str | None) -> int:
+            png_dir: str | None, fail_on: str | None, min_change: str | None = None) -> int:
     from ybbench.report import history_page
 
     if fail_on not in (None, "regression"):
         raise UserError(f"--fail-on {fail_on!r}: regression")
+    magnitude = parse_min_change(min_change)
     where = history_store.location(Path(results), history)
-    doc = build(where, parse_select(select), order_by)
+    doc = build(where, parse_select(select), order_by, magnitude)
     if not doc["series"] and fail_on:
         # Nothing to judge yet (a CI job's first runs): the gate passes, saying so.
         print(f"history: no series of {MIN_RUNS} runs or more yet in {history_store.shown(where)}: no regression")

@@ -61,11 +61,13 @@ def _cp_rows(s: dict) -> str:
 def page(doc: dict, pngs: dict[str, str]) -> str:
     e = html.escape
     o = doc["otava"]
+    floor = f", changes under {o['min_change'] * 100:g}% passed over (--min-change)" if o.get("min_change") else ""
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>ybbench history</title><style>{CSS}</style>"
              f"</head><body><h1>ybbench history</h1><p>Store: {e(doc['store'])}. Ordered by {e(doc['order_by'])}. "
              f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(doc['generated_unix_s']))}.</p>"
              f"<p>Change points: Apache Otava {e(o['version'])} (E-Divisive means, then a t-test: p-value at most "
-             f"{o['p_value']:g}, window {o['window']} runs). Means and spreads are Otava's, over the runs between "
+             f"{o['p_value']:g}, window {o['window']} runs"
+             f"{floor}). Means and spreads are Otava's, over the runs between "
              "change points; the change in % is from those means.</p>"]
     for n, s in enumerate(doc["series"], start=1):
         knobs = ", ".join(f"{k}={v}" for k, v in sorted(s["knobs"].items()))

@@ -6,7 +6,9 @@ a CSV with an Otava config naming its metrics and their directions, run
 `otava analyze --output json` and read its change points back. Nothing of
 E-Divisive is computed here.
 
-Otava's defaults are kept: p-value 0.001 (its -P), window 50 points."""
+Otava's defaults are kept: p-value 0.001 (its -P), window 50 points; its
+-M (the smallest change kept, as a fraction) is 0 unless `history
+--min-change` sets it."""
 
 from __future__ import annotations
 
@@ -71,13 +73,13 @@ def write_input(folder: Path, runs: list[str], metrics: list[Metric], values: di
     return config
 
 
-def command_line(config: Path) -> list[str]:
+def command_line(config: Path, magnitude: float = 0.0) -> list[str]:
     # --since: Otava's default is the last 365 days of the time column.
     return [str(program()), "analyze", "--config-file", str(config), TEST, "--output", "json",
-            "--since", SINCE]
+            "--since", SINCE, *(["-M", repr(magnitude)] if magnitude else [])]
 
 
-def run_otava(config: Path) -> str:
+def run_otava(config: Path, magnitude: float = 0.0) -> str:
     exe = program()
     if not exe.exists():
         raise UserError(f"Apache Otava is not installed at {exe}: run `make deps` (native/install-deps.sh), "
@@ -85,7 +87,7 @@ def run_otava(config: Path) -> str:
     # Its own HOME: Otava reads ~/.otava/conf.yaml when there is one.
     env = {**os.environ, "HOME": str(config.parent)}
     env.pop("OTAVA_CONFIG", None)
-    p = subprocess.run(command_line(config), capture_output=True, text=True, env=env, timeout=600)
+    p = subprocess.run(command_line(config, magnitude), capture_output=True, text=True, env=env, timeout=600)
     # Otava logs a bad input as ERROR and may still exit 0, printing no report.
     errors = [ln for ln in p.stderr.splitlines() if ln.startswith("ERROR")]
     if p.returncode != 0 or errors:
@@ -106,7 +108,9 @@ def parse(stdout: str) -> list[ChangePoint]:
     return sorted(found, key=lambda c: (c.index, c.metric))
 
 
-def analyze(runs: list[str], metrics: list[Metric], values: dict[str, list[float]]) -> list[ChangePoint]:
-    """Otava's change points of each metric over the runs, in their order."""
+def analyze(runs: list[str], metrics: list[Metric], values: dict[str, list[float]],
+            magnitude: float = 0.0) -> list[ChangePoint]:
+    """Otava's change points of each metric over the runs, in their order;
+    magnitude: Otava drops changes smaller than it (|after / before - 1|)."""
     with tempfile.TemporaryDirectory(prefix="ybbench-otava-") as tmp:
-        return parse(run_otava(write_input(Path(tmp), runs, metrics, values)))
+        return parse(run_otava(write_input(Path(tmp), runs, metrics, values), magnitude))
