@@ -7,15 +7,17 @@ from the schedule written out again here; never from the loop's code."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 import uuid
 
 import pytest
 
-from ..support.stack import wait_until
+from ..support.stack import BIN, REPO, wait_until
 from ..support.workloads import count, run_ok, sql_updates_schedule as schedule
 from ..support.ybbench_cli import table_exists, verify, ybbench_run
-from ..support.inner_loop import LOOP, N, calls, loops, settled, stat, unacked
+from ..support.inner_loop import LOOP, N, UNACKED, calls, loops, settled, stat, unacked
 from ..support.server_log import cancelled_by_server, inserts_under_lock, log_size
 
 def indexes(pg, table: str, prefix: str) -> list[int]:
@@ -114,6 +116,32 @@ def test_a_run_ends_at_its_duration_though_an_iteration_would_last_longer(postgr
     assert len(cut) == 2 and loops(run) == 2
     assert sum(rows for _, rows in cut) + count(d, "insert") == 2 * 1_000_000
     assert int(postgres.query(f"SELECT count(*) FROM {table}")) == count(d, "insert")
+
+
+def test_an_iteration_numbered_first_but_late_to_the_cut_runs_nothing_after_duration(postgres, tmp_path):
+    # tests/k6/inner_loop_late_number.js holds VU 1's iteration n and VU 2's
+    # n+1 across the end of DURATION, n+1 reaching the loop first: what a busy
+    # machine does by chance (k6 numbers an iteration before the script calls
+    # the loop). Neither may run as a loop: n would be an empty loop whose
+    # every key is logged as unknown, though nothing was tried.
+    table, prefix = f"il_{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:6]}"
+    summary, export = tmp_path / "summary.json", tmp_path / "k6-summary.json"
+    env = {**postgres.env(), "YSQL_NODES": f"127.0.0.1:{postgres.port}", "DB_USER": postgres.user,
+           "DB_NAME": postgres.database, "TABLE": table, "KEY_PREFIX": prefix, "VUS": "2", "DURATION": "3s",
+           "YBBENCH_GO_HELPERS": "1", "SUMMARY_JSON": str(summary), **{k: str(v) for k, v in LOOP.items()}}
+    p = subprocess.run([str(BIN / "k6"), "run", "--no-color", "--address", "127.0.0.1:0", "--summary-export",
+                        str(export), str(REPO / "tests" / "k6" / "inner_loop_late_number.js")],
+                       env=env, capture_output=True, text=True, timeout=120)
+    log = p.stdout + p.stderr
+    assert p.returncode == 0, log
+    inserts = count(json.loads(summary.read_text()), "insert")
+    loops_ = int(json.loads(export.read_text())["metrics"]["iterations{op:loop}"]["count"])
+    # No iteration was cut: each one before the end ran its N inserts, and
+    # the two held ones ran as idle, logging nothing.
+    assert UNACKED.findall(log) == [], log
+    assert inserts > 10 * N and loops_ * N == inserts
+    # The database: keys 0 .. loops x N - 1, none missing.
+    assert indexes(postgres, table, prefix) == list(range(loops_ * N))
 
 
 def test_statement_timeouts_count_as_class_57(postgres, tmp_path):

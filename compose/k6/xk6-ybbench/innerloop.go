@@ -240,13 +240,17 @@ func (l *loop) run(c sobek.FunctionCall) sobek.Value {
 // spin. Which those are is decided in the order of iteration numbers, so
 // that the loop's iterations stay numbers 0, 1, ... with none missing,
 // which `ybbench verify` counts on: the first iteration to find DURATION
-// over sets the cut at its number, or past every number that already
-// started its operations; one below the cut still counts, its operations
-// all logged as cut off.
+// over sets the cut just past every number that already got here. A number
+// below the cut still counts, its operations all logged as cut off: k6
+// numbered it before a higher one that got here in time, and it was held
+// up on the way. A number at or above the cut runs nothing, even one lower
+// than the iteration that set the cut: k6 numbers an iteration (RunOnce)
+// before its JavaScript calls the loop, so on a busy machine iteration n+1
+// can get here before n, and both are past DURATION.
 var cut struct {
 	sync.Mutex
 	set         bool
-	at, started uint64 // the cut; 1 + the highest number that started
+	at, started uint64 // the cut; 1 + the highest number that got here
 }
 
 const idleFor = 5 * time.Millisecond
@@ -255,7 +259,7 @@ func cutRuns(it uint64, deadline time.Time) bool {
 	cut.Lock()
 	defer cut.Unlock()
 	if !cut.set && !deadline.IsZero() && time.Now().After(deadline) {
-		cut.set, cut.at = true, max(it, cut.started)
+		cut.set, cut.at = true, cut.started
 	}
 	if cut.set {
 		return it < cut.at
