@@ -18,7 +18,7 @@ from ybbench.run import k6_process
 from ybbench.run.verify import SqlInsertsKeys
 
 from ..support.stack import BIN, REPO
-from ..support.workloads import THETA, YCSB_ZETAN, uniform, within, zeta
+from ..support.workloads import gray_zipfian_p, scrambled_gray_p, uniform, within
 from ..support.workloads import fnvhash64, ycsb_key, sql_updates_schedule
 
 RECORDS, DRAWS = 2000, 60_000
@@ -50,33 +50,6 @@ def helpers(binaries, request, tmp_path_factory):
 def test_key_names_are_ycsbs(helpers):
     assert helpers["keys"] == [ycsb_key(n) for n in KEYNUMS]
     assert helpers["keys"][0] == "user6284781860667377211"  # YCSB's first key, as its own runs show it
-
-
-def gray_zipfian_p(items: float, k: int, zetan: float | None = None) -> float:
-    """P(k) of YCSB's ZipfianGenerator itself (Gray et al.'s method, which
-    approximates 1/(k+1)^theta / zeta for k >= 2, ~20% high at k = 2): the
-    share of u in [0, 1) that it maps to k. With 60,000 draws the
-    difference shows; test_workloads_ycsb's few thousand do not see it."""
-    zetan = zetan or zeta(int(items), THETA)
-    alpha, second = 1 / (1 - THETA), 1 + 0.5**THETA
-    eta = (1 - (2 / items) ** (1 - THETA)) / (1 - zeta(2, THETA) / zetan)
-    if k < 2:
-        return (1 if k == 0 else second - 1) / zetan
-    u = lambda x: ((x / items) ** (1 / alpha) - 1 + eta) / eta  # noqa: E731 - u at which the draw reaches x
-    return max(0.0, min(u(k + 1), 1) - max(u(k), second / zetan))
-
-
-def scrambled_gray_p(records: int, head: int = 5000) -> dict[int, float]:
-    """P(key number) of YCSB's ScrambledZipfianGenerator: rank r of the
-    zipfian over 10^10 items lands on fnv(r) % (records + 1); ranks past
-    `head` spread evenly; the number `records` is redrawn."""
-    span, p, mass = records + 1, [0.0] * (records + 1), 0.0
-    for r in range(head):
-        q = gray_zipfian_p(1e10 + 1, r, YCSB_ZETAN)
-        p[fnvhash64(r) % span] += q
-        mass += q
-    p = [x + (1 - mass) / span for x in p]
-    return {k: p[k] / (1 - p[records]) for k in range(records)}
 
 
 def test_zipfian_draws_follow_ycsbs_scrambled_zipfian(helpers):

@@ -7,7 +7,7 @@ import json
 import math
 import uuid
 
-from scipy.stats import chi2, chisquare
+from scipy.stats import binomtest, chi2, chisquare
 
 from .ybbench_cli import ybbench_run
 
@@ -56,6 +56,44 @@ def zeta(n: int, theta: float) -> float:
 
 def within(observed: int, expected: float) -> bool:
     return abs(observed - expected) <= 5 * math.sqrt(expected) + 0.05 * expected
+
+
+# A correct chooser fails a binomial check by chance once in this many runs.
+BINOMIAL_FALSE_FAILURES = 10**6
+
+
+def binomial(hits: int, trials: int, p: float) -> tuple[bool, str]:
+    """Whether `hits` of `trials` independent draws, each a hit with
+    probability p, is a count a correct chooser gives (two-sided exact test,
+    failing once in BINOMIAL_FALSE_FAILURES runs). And why."""
+    pvalue = float(binomtest(hits, trials, p).pvalue)
+    return pvalue > 1 / BINOMIAL_FALSE_FAILURES, f"{hits} of {trials} where p = {p:.4f}: p-value {pvalue:.2g}"
+
+
+def gray_zipfian_p(items: float, k: int, zetan: float | None = None) -> float:
+    """P(k) of YCSB's ZipfianGenerator itself (Gray et al.'s method, which
+    approximates 1/(k+1)^theta / zeta for k >= 2, ~20% high at k = 2): the
+    share of u in [0, 1) that it maps to k."""
+    zetan = zetan or zeta(int(items), THETA)
+    alpha, second = 1 / (1 - THETA), 1 + 0.5**THETA
+    eta = (1 - (2 / items) ** (1 - THETA)) / (1 - zeta(2, THETA) / zetan)
+    if k < 2:
+        return (1 if k == 0 else second - 1) / zetan
+    u = lambda x: ((x / items) ** (1 / alpha) - 1 + eta) / eta  # noqa: E731 - u at which the draw reaches x
+    return max(0.0, min(u(k + 1), 1) - max(u(k), second / zetan))
+
+
+def scrambled_gray_p(records: int, head: int = 5000) -> dict[int, float]:
+    """P(key number) of YCSB's ScrambledZipfianGenerator: rank r of the
+    zipfian over 10^10 items lands on fnv(r) % (records + 1); ranks past
+    `head` spread evenly; the number `records` is redrawn."""
+    span, p, mass = records + 1, [0.0] * (records + 1), 0.0
+    for r in range(head):
+        q = gray_zipfian_p(1e10 + 1, r, YCSB_ZETAN)
+        p[fnvhash64(r) % span] += q
+        mass += q
+    p = [x + (1 - mass) / span for x in p]
+    return {k: p[k] / (1 - p[records]) for k in range(records)}
 
 
 # A fair uniform chooser fails uniform() by chance once in this many runs.
