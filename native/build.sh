@@ -54,8 +54,12 @@ common=github.com/prometheus/common/version
 overlay=$(for f in "$here"/k6/_k6v1/*.go; do
   printf '"%s":"%s",' "$here/../compose/k6/xk6-ybbench/$(basename "$f")" "$f"
 done)
-printf '{"Replace":{%s}}\n' "${overlay%,}" >"$bin/.k6v1-overlay.json"
-build k6 "" -tags ybbench_k6v1 -overlay "$bin/.k6v1-overlay.json" . ./k6-official
+# The overlay names this checkout's files, so it lives in this checkout (not
+# in the binary cache that every checkout shares), named relative to the
+# module so that the build's stamp is the same in every checkout.
+printf '{"Replace":{%s}}\n' "${overlay%,}" >"$here/k6/.k6v1-overlay.json"
+trap 'rm -f "$here/k6/.k6v1-overlay.json"' EXIT
+build k6 "" -tags ybbench_k6v1 -overlay .k6v1-overlay.json . ./k6-official
 build k6-v1.1 "" .
 build k6-v2 "" .
 build prometheus "-X $common.Version=$prom" github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool

@@ -198,7 +198,7 @@ def test_go_helpers_latency_summary_agrees_with_k6s_exact_trends(binaries, tmp_p
     ("compose/k6/xk6-ybbench", ["./..."]),
     # As native/build.sh builds it into the tests' k6 v1.8.1: its k6 v1 shim
     # (native/k6/_k6v1/k6v1.go) added by an overlay, made here for this
-    # checkout (build.sh's names the checkout that last built).
+    # checkout, as native/build.sh makes its own (removed when it ends).
     ("native/k6", ["-tags", "ybbench_k6v1", "-overlay", "OVERLAY", "github.com/ybbench/xk6-ybbench"]),
 ], ids=["k6-v2", "k6-v1"])
 def test_the_module_vets_against_both_k6_apis(binaries, tmp_path, where, args):
