@@ -8,7 +8,12 @@
 
 .PHONY: test demo deps build bench bench-monitoring soak
 
-test: deps build
+# The compose stand-ins' Debian base (debootstrap: downloads, little CPU) is
+# made beside the Go builds (CPU) the first time, not after them.
+test: deps
+	@./tests/compose/images/base-rootfs.sh >/dev/null & base=$$!; \
+	  ./native/build.sh >/dev/null; built=$$?; wait $$base; made=$$?; \
+	  [ $$built -eq 0 ] && [ $$made -eq 0 ]
 	python3 -m pytest -q --durations=40 tests
 
 demo: deps build

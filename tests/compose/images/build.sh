@@ -15,23 +15,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 bin=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/bin
 
-# Everything any stand-in needs from Debian, in one base; an image takes
-# from it only what its upstream image has (the distroless and busybox
-# images copy files out of it onto an empty image).
-packages=busybox,python3,python3-yaml,postgresql-15,prometheus-postgres-exporter,tini,curl,ca-certificates,tzdata,netbase
-base=ybbench-test/base:bookworm-$(printf 'minbase %s\n' "$packages" | sha256sum | cut -c1-12)
-
+# The Debian base (base-rootfs.sh makes its root file system once).
+base=ybbench-test/base:$("$here/base-rootfs.sh" --name)
 if ! docker image inspect "$base" >/dev/null 2>&1; then
-  echo "tests/compose/images: building $base with debootstrap (once, ~3 minutes)" >&2
-  rootfs=$(mktemp -d /var/tmp/ybbench-rootfs.XXXXXX)
-  trap 'rm -rf "$rootfs"' EXIT
-  debootstrap --variant=minbase --include="$packages" bookworm "$rootfs" http://deb.debian.org/debian >&2
-  # The package's own cluster and the download cache are not wanted.
-  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* \
-    "$rootfs"/etc/postgresql/15/main "$rootfs"/var/lib/postgresql/15/main
-  tar -C "$rootfs" -c . | docker import - "$base" >/dev/null
-  rm -rf "$rootfs"
-  trap - EXIT
+  rootfs_tar=$("$here/base-rootfs.sh")
+  docker import - "$base" <"$rootfs_tar" >/dev/null
 fi
 
 # The hash of files or folders, each named by its last path element.
