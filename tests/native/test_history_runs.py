@@ -4,7 +4,7 @@ the test PostgreSQL, each recorded by `ybbench run` itself.
 Six runs, three at 4 VUs then three at 16, recorded in a PostgreSQL store
 (its password from a PGPASSFILE written here): one change point, at the
 fourth run, with VUS named as what differs; ordered by a label that counts
-down (16 VUs first), the gate fails naming select's ops/s. The selects read through a view whose rows take 5 ms on
+down (16 VUs first), the gate fails naming select's ops/s. The selects read through a view whose rows take 20 ms on
 the server (the fixture says why). Six identical runs, in the
 default SQLite store: no change point of 10% or more (--min-change, over this
 machine's run-to-run noise), and the gate passes."""
@@ -40,12 +40,13 @@ def runs(postgres, tmp_path_factory):
     ins = ybbench_run("sql-inserts", postgres, tmp / "load", testid=f"{rid}-ins",
                       knobs={"VUS": 4, "DURATION": "3s", "KEY_PREFIX": rid})
     assert ins.code == 0, ins.output
-    # The selects read through a view that sleeps 5 ms a row on the server: each run's ops/s is then
-    # VUs / ~5 ms whatever else this shared machine runs (its CPU time per select is a fraction of that),
-    # so 3 runs a side are enough for Otava's p < 0.001, and identical runs stay within a few %.
+    # The selects read through a view that sleeps 20 ms a row on the server: each run's ops/s is then
+    # VUs / ~20 ms whatever else this shared machine runs (its CPU time per select is a fraction of that),
+    # so 3 runs a side are enough for Otava's p < 0.001, and identical runs stay within a few %. p99 is
+    # 20 ms plus this machine's scheduling delays: a 10% change takes 2 ms of them (at 5 ms it took 0.5).
     view = f"slow_{rid}"
     postgres.psql(postgres.database, f"CREATE VIEW {view} AS SELECT k, v FROM postgresqlkeyvalue "
-                  "WHERE pg_sleep(0.005) IS NOT NULL")
+                  "WHERE pg_sleep(0.020) IS NOT NULL")
     sel = {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins.digest()["rows_written"], "DURATION": DURATION, "TABLE": view}
     step, flat = tmp / "step", tmp / "flat"
     for i, vus in enumerate((4, 4, 4, 16, 16, 16), start=1):
@@ -72,8 +73,12 @@ def test_three_runs_at_4_vus_then_three_at_16_give_one_change_point_at_the_fourt
     doc = json.loads((tmp_path / "out" / "history.json").read_text())
     (s,) = doc["series"]
     assert [r["testid"] for r in s["runs"]] == [f"{rid}-s{i}" for i in range(1, 7)]
-    assert s["change_points"], p.stdout
-    for c in s["change_points"]:  # ops/s, p99 or both: at one place, the fourth run
+    # ops/s, which the view holds at VUs / 20 ms, changes at one place, the fourth run. (p99, 20 ms
+    # plus the machine's delays, may or may not change there, and Otava's default floor of 0 may call
+    # a few % of those delays elsewhere: the flat series below checks p99 with a floor.)
+    cps = [c for c in s["change_points"] if c["metric"] == "select_ops_per_s"]
+    assert cps, p.stdout
+    for c in cps:
         assert c["index"] == 3 and c["first_after"] == f"{rid}-s4", c
         assert c["differs"]["knobs"] == {"VUS": {"before": "4", "after": "16"}}
         assert c["differs"]["labels"] == {"commit": {"before": "c3", "after": "c4"}, "rev": {"before": "r4", "after": "r3"}}
