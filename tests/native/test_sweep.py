@@ -309,12 +309,14 @@ def test_open_model_sweep_of_sql_selects(binaries, postgres, tmp_path):
         assert params["knobs"]["VUS"] == "8"
         assert s["achieved_per_s"] == s["count"] / 3
         assert s["errors"] == 0 and s["latency_op"] == "select"
-        # Kept up with, from the step's own summary.json: nothing dropped,
+        # Kept up with, from the step's own summary.json, by the sweep's own
+        # rule: under 1% of the iterations due dropped (not none: with 8 VUs
+        # of 5 ms selects a 40 ms stall of this shared machine drops one),
         # and at least 95% of the offered rate served over the 3 s step.
         summary = json.loads((tmp_path / sid / s["folder"] / "summary.json").read_text())
-        assert summary["dropped_iterations"] == 0 and summary["errors"] == 0
+        assert summary["dropped_iterations"] < 0.01 * s["rate"] * 3 and summary["errors"] == 0
         assert summary["ops"]["select"]["count"] / 3 >= 0.95 * s["rate"], summary["ops"]
-    # So the ceiling is the highest offered rate (no rate drops anything).
+    # So the ceiling is the highest offered rate (no rate drops 1%).
     top = doc["steps"][-1]
     assert doc["ceiling"] == {"rate": 200, "ops_per_s": top["ops_per_s"], "achieved_per_s": top["achieved_per_s"]}
     assert doc["knee"] is None and saturation.OPEN_RULE in r.stdout
