@@ -207,13 +207,21 @@ def test_fewer_vus_than_generators_exit_2(postgres, tmp_path):
 
 
 def test_one_failing_generator_fails_the_run_and_stops_the_others(binaries, postgres, tmp_path):
-    # k6 for every generator but the middle one, which fails 2 s in.
+    # k6 for every generator but the middle one, which fails once the others
+    # have written a row (polled with psql, at most 60 s: a fixed sleep could
+    # end before a busy machine's other k6s start), so "the others ran".
+    table = f"gen_fail_{uuid.uuid4().hex[:6]}"
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{postgres.port}:{postgres.database}:{postgres.user}:{postgres.password}\n")
+    pgpass.chmod(0o600)
+    rows_yet = (f"PGPASSFILE={pgpass} psql -h 127.0.0.1 -p {postgres.port} -U {postgres.user} -d {postgres.database} "
+                f"-tAc 'SELECT 1 FROM {table} LIMIT 1' 2>/dev/null | grep -q 1")
     wrapper = tmp_path / "k6"
-    wrapper.write_text('#!/bin/sh\ncase " $* " in *" 1/3:2/3 "*) sleep 2\n'
+    wrapper.write_text('#!/bin/sh\ncase " $* " in *" 1/3:2/3 "*) i=0\n'
+                       f'  until {rows_yet} || [ $i -ge 300 ]; do i=$((i + 1)); sleep 0.2; done\n'
                        '  echo \'level=error msg="injected: generator down"\'; exit 107;; esac\n'
                        f'exec {BIN / "k6"} "$@"\n')
     wrapper.chmod(0o755)
-    table = f"gen_fail_{uuid.uuid4().hex[:6]}"
     r = run_n("sql-inserts", postgres, tmp_path, extra_env={"K6": str(wrapper)}, TABLE=table, VUS=3, DURATION="60s")
     assert r.code == 2, r.output
     assert "generator g2 (segment 1/3:2/3) failed (k6 exit 107): injected: generator down" in r.output
