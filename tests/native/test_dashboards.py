@@ -17,6 +17,7 @@ import uuid
 
 import pytest
 
+from ybbench.core import per_second
 from ybbench.dashboards import OUT, render
 from ybbench.run import faults as events
 
@@ -331,23 +332,44 @@ def test_block_cache_hit_ratio_is_hits_over_lookups_of_the_known_rates(live, pro
                 assert wrong != pytest.approx(ratio, rel=0.01), (other, wrong)
 
 
+def _run_windows(doc: dict, op: str, lo: float, hi: float, q: float | None) -> float:
+    """What a 20 s rate window ending at each of _medians' instants holds in
+    the run's own per-second.json (ops/s, or the q-quantile in s), median."""
+    width = int(RATE_WINDOW.rstrip("s"))
+    got = []
+    t = lo
+    while t <= hi:
+        if q is None:
+            got.append(sum(n for sec, n, _, _ in doc["ops"][op] if t - width <= sec < t) / width)
+        else:
+            got.append(per_second.quantile(doc, per_second.buckets_of(doc, op, t - width, t), q) / 1000)
+        t += 2
+    return sorted(got)[len(got) // 2]
+
+
 def test_k6_panels_mid_run_read_the_runs_summary(live, prometheus):
     """The k6 ops/s and latency panels, at the instants whose rate window
-    lies inside the 30 s insert run, against its summary.json."""
+    lies inside the 30 s insert run, against the same seconds of the run's
+    own per-second.json (not the whole run's figures: on a shared machine a
+    window's p99 can differ from the run's by far more than any reading)."""
     ins = live["ins"]
     params = json.loads((ins.folder / "params.json").read_text())
     lo, hi = params["started_unix_s"] + 21, params["finished_unix_s"] - 1  # windows of 20 s inside the run
     values = {**_values(live), "testid": live["ins_testid"]}
-    ops = ins.digest()["ops"]["insert"]
+    doc = per_second.load(ins.folder)
+    assert sum(n for _, n, _, _ in doc["ops"]["insert"]) == ins.digest()["ops"]["insert"]["count"]
     for board in ("overview.json", "k6-client.json"):
         (panel,) = [p for p in panels(boards()[board]) if p["title"] == "k6 ops/s by operation"]
         got = _medians(prometheus, fill(panel["targets"][0]["expr"], values), lo, hi, "op")
-        assert got["insert"] == pytest.approx(ops["per_second"], rel=0.15), board
+        # A push every second: a 20 s window's rate is within a second of ops at each end.
+        assert got["insert"] == pytest.approx(_run_windows(doc, "insert", lo, hi, None), rel=0.1), board
     (panel,) = [p for p in panels(boards()["k6-client.json"]) if p["title"].startswith("k6 latency p50 / p95 / p99")]
-    for target, name in zip(panel["targets"], ("p50", "p95", "p99")):
+    for target, name, q in zip(panel["targets"], ("p50", "p95", "p99"), (0.50, 0.95, 0.99)):
         got = _medians(prometheus, fill(target["expr"], values), lo, hi, "op")
-        # Seconds against the summary's ms; a window's percentile against the run's: 30%.
-        assert got["insert"] * 1000 == pytest.approx(ops["latency_ms"][name], rel=0.3), name
+        # k6's native histogram buckets are 1.0905 wide (schema 3) and
+        # histogram_quantile interpolates inside one; per-second.json reads
+        # back within 1%; the window's ends within a second: 15%.
+        assert got["insert"] == pytest.approx(_run_windows(doc, "insert", lo, hi, q), rel=0.15), name
 
 
 def _stat(prometheus, board: str, title: str, values: dict, start: float, end: float, step: float = 2) -> float:
