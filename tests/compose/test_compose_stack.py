@@ -316,6 +316,30 @@ def test_bad_input_through_the_service_is_the_local_clis_error(stack, args):
     assert after == before
 
 
+# Seconds an added tserver must stand, its target file written, before its
+# remove. Prometheus's first scrape of a new file_sd target can come 15 s
+# after the file: its discovery manager sends updates every 5 s (updatert),
+# the scrape manager applies them every 5 s (--scrape.discovery-reload-interval)
+# and a new target's first scrape waits up to one 5 s interval; 5 s more for a
+# slow scrape. Events run one after another on one thread (ybbench/run/faults.py),
+# so an add can start late and take long (8 s on a loaded 2-core machine):
+# the schedules below leave more, and events.json shows what was left.
+SCRAPE_WINDOW_S = 20
+
+
+def assert_scrape_window(events: list[dict], service: str) -> None:
+    """From events.json: the remove of SERVICE started at least
+    SCRAPE_WINDOW_S after its add ended (time_unix_s + took_s: the add writes
+    the target file last), so a scrape that never came is not the schedule's."""
+    add, = [e for e in events if (e["action"], e["service"]) == ("add", service)]
+    remove, = [e for e in events if (e["action"], e["service"]) == ("remove", service)]
+    window = remove["time_unix_s"] - (add["time_unix_s"] + add["took_s"])
+    assert window >= SCRAPE_WINDOW_S, (
+        f"the schedule left {service} {window:.1f} s between its add's end and its remove, under "
+        f"{SCRAPE_WINDOW_S} s: too tight for Prometheus to be sure to scrape it (add due at {add['at_s']:g} s, "
+        f"took {add['took_s']} s; remove due at {remove['at_s']:g} s)")
+
+
 def test_events_from_inside_the_ybbench_service(stack, prom):
     """`--event` through the service: its `docker compose` (the engine's
     socket, the project's name and files) adds a fourth tserver under load,
@@ -333,19 +357,26 @@ def test_events_from_inside_the_ybbench_service(stack, prom):
 
     try:
         proc = stack.popen("run", "--rm", "ybbench", "run", "sql-inserts", "--testid", testid, "--quiet",
-                           "--set", "VUS=2", "--set", "DURATION=20s", "--event", "2s:add:yb-tserver-4",
-                           "--event", "16s:remove:yb-tserver-4")
-        eventually(scraped, "Prometheus scraping yb-tserver-4, added from the ybbench service", timeout=90)
+                           "--set", "VUS=2", "--set", "DURATION=40s", "--event", "2s:add:yb-tserver-4",
+                           # 33 s, less the add's own time, for a scrape (SCRAPE_WINDOW_S).
+                           "--event", "35s:remove:yb-tserver-4")
+        try:
+            eventually(scraped, "Prometheus scraping yb-tserver-4, added from the ybbench service", timeout=90)
+            missed = None
+        except TimeoutError as e:
+            missed = e  # raised once events.json shows the schedule left room for a scrape
         out, _ = proc.communicate(timeout=300)
     finally:
         stack("--profile", "expand", "rm", "-s", "-f", "yb-tserver-4", check=False)
         target.unlink(missing_ok=True)
     assert proc.returncode == 0, out[-4000:]
-    assert ("owner", USER_UID) in seen
     folder = stack.root / "results" / testid
     events = json.loads((folder / "events.json").read_text())["events"]
     assert [(e["action"], e["service"], e["ok"]) for e in events] == [
         ("add", "yb-tserver-4", True), ("remove", "yb-tserver-4", True)], events
+    assert_scrape_window(events, "yb-tserver-4")
+    assert missed is None, missed
+    assert ("owner", USER_UID) in seen
     assert (folder / "events.json").stat().st_uid == USER_UID
     assert not [c for c in stack.containers(all_=True) if stack.service_of(c) == "yb-tserver-4"]
 
@@ -362,11 +393,13 @@ def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom,
     loki_url = f"http://{stack.address('loki')}:3100"
     cmd = [sys.executable, "-m", "ybbench", "run", "sql-inserts", "--testid", testid, "--results", str(results),
            "--quiet", "--prometheus", prom.base, "--loki", loki_url,
-           "--set", f"YSQL_NODES={nodes}", "--set", "VUS=6", "--set", "DURATION=30s", "--set", "DB_CONNECT_TIMEOUT=2",
+           "--set", f"YSQL_NODES={nodes}", "--set", "VUS=6", "--set", "DURATION=60s", "--set", "DB_CONNECT_TIMEOUT=2",
            # Down from 3 s to 14 s: more than two of Prometheus's 5 s scrapes, so one lands while it
            # is down whatever the scrape's phase (5 s, as before, could fall between two).
            "--event", "3s:stop:yb-tserver-2", "--event", "14s:start:yb-tserver-2", "--event", "15s:add:yb-tserver-4",
-           "--event", "26s:remove:yb-tserver-4"]
+           # 40 s after the add is due, which starts late when the start takes long and itself takes a
+           # while: room for Prometheus's first scrape, checked from events.json (SCRAPE_WINDOW_S).
+           "--event", "55s:remove:yb-tserver-4"]
     seen_t4 = []
 
     def scrape_t4():
@@ -377,7 +410,11 @@ def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom,
     started = time.time()
     try:
         run = subprocess.Popen(cmd, cwd=stack.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        eventually(scrape_t4, "Prometheus scraping the added yb-tserver-4", timeout=60)
+        try:
+            eventually(scrape_t4, "Prometheus scraping the added yb-tserver-4", timeout=90)
+            missed = None
+        except TimeoutError as e:
+            missed = e  # raised once events.json shows the schedule left room for a scrape
         out, _ = run.communicate(timeout=180)
     finally:
         stack("--profile", "expand", "rm", "-s", "-f", "yb-tserver-4", check=False)
@@ -387,6 +424,8 @@ def test_faults_and_expansion_under_load_lose_no_acknowledged_write(stack, prom,
     assert [(e["action"], e["service"], e["ok"]) for e in events] == [
         ("stop", "yb-tserver-2", True), ("start", "yb-tserver-2", True), ("add", "yb-tserver-4", True),
         ("remove", "yb-tserver-4", True)]
+    assert_scrape_window(events, "yb-tserver-4")
+    assert missed is None, missed
     summary = json.loads((results / testid / "summary.json").read_text())
     assert summary["errors"] > 0 and summary["rows_written"] > 100
     # Down within this run's own window (an earlier test's stop of it is older).
