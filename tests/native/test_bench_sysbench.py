@@ -64,7 +64,9 @@ def test_sysbench_statements_are_what_the_database_counted(postgres):
         rows = int(postgres.query(f"SELECT count(*) FROM {ce.SYSBENCH_TABLE}"))
         m = ce.sysbench(postgres, "oltp_insert", 2, 1, table_size=1000)
         assert m.ops == int(postgres.query(f"SELECT count(*) FROM {ce.SYSBENCH_TABLE}")) - rows > 0
-        assert m.cpu > 0 and 0.9 < m.seconds < 1.5
+        # sysbench's own total time: its 1 s and the last events finishing, which a busy machine can hold
+        # well past the second (under 10: seconds, not ms, read from its "total time:" line).
+        assert m.cpu > 0 and 0.9 < m.seconds < 10
 
         # Two prepared UPDATEs an event, each of one existing row: rows
         # updated, from the server's table statistics (flushed by each
