@@ -16,7 +16,7 @@ import pytest
 
 from ybbench.run import summary_merge
 
-from ..support.stack import BIN, REPO
+from ..support.stack import BIN, REPO, pgpass
 from ..support.ybbench_cli import ybbench_run
 
 N = 3
@@ -211,10 +211,8 @@ def test_one_failing_generator_fails_the_run_and_stops_the_others(binaries, post
     # have written a row (polled with psql, at most 60 s: a fixed sleep could
     # end before a busy machine's other k6s start), so "the others ran".
     table = f"gen_fail_{uuid.uuid4().hex[:6]}"
-    pgpass = tmp_path / "pgpass"
-    pgpass.write_text(f"127.0.0.1:{postgres.port}:{postgres.database}:{postgres.user}:{postgres.password}\n")
-    pgpass.chmod(0o600)
-    rows_yet = (f"PGPASSFILE={pgpass} psql -h 127.0.0.1 -p {postgres.port} -U {postgres.user} -d {postgres.database} "
+    pgpass_file = pgpass(tmp_path / "pgpass", postgres.port, postgres.database, postgres.user, postgres.password)
+    rows_yet = (f"PGPASSFILE={pgpass_file} psql -h 127.0.0.1 -p {postgres.port} -U {postgres.user} -d {postgres.database} "
                 f"-tAc 'SELECT 1 FROM {table} LIMIT 1' 2>/dev/null | grep -q 1")
     wrapper = tmp_path / "k6"
     wrapper.write_text('#!/bin/sh\ncase " $* " in *" 1/3:2/3 "*) i=0\n'

@@ -29,6 +29,7 @@ from ybbench.doctor.grafana_sql import expand
 from ybbench.report import otava
 
 from ..support import results_files
+from ..support.stack import pgpass
 from ..support.dashboards import sql_queries
 from ..support.history_db import new_store_database, run_reader_sql
 from ..support.ybbench_cli import ybbench
@@ -74,10 +75,8 @@ def store(postgres, tmp_path_factory):
                       [T0 + 60 * i for i in range(len(SELECT_OPS))])
     runs += write_runs(results, f"{rid}-i", "sql-inserts", "insert", INSERT_OPS, INSERT_P99,
                        [T0 - 86400] + [T0 + 30 + 60 * i for i in range(1, len(INSERT_OPS))])
-    pgpass = tmp / "pgpass"
-    pgpass.write_text(f"127.0.0.1:{postgres.port}:{db}:{postgres.user}:{postgres.password}\n")
-    pgpass.chmod(0o600)
-    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass)}
+    pgpass_file = pgpass(tmp / "pgpass", postgres.port, db, postgres.user, postgres.password)
+    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass_file)}
     url = f"postgresql://{postgres.user}@127.0.0.1:{postgres.port}/{db}"
     p = ybbench("history", "--results", str(results), "--history", url, "import", env=env)
     assert p.returncode == 0 and f"{len(runs)} runs added" in p.stdout, p.stdout + p.stderr
@@ -250,10 +249,8 @@ def test_history_as_grafanas_read_only_user_says_it_cannot_write(store):
     the runs, then says it cannot write the change points (exit 2, no
     traceback), and the store's change points are as they were."""
     made, tmp = store["made"], store["tmp"]
-    pgpass = tmp / "reader_pgpass"
-    pgpass.write_text(f"127.0.0.1:{store['port']}:{made['db']}:{made['reader']}:{made['password']}\n")
-    pgpass.chmod(0o600)
-    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass)}
+    pgpass_file = pgpass(tmp / "reader_pgpass", store["port"], made["db"], made["reader"], made["password"])
+    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass_file)}
     with store["conn"].cursor() as cur:
         cur.execute("SELECT * FROM ybbench_history_change_points ORDER BY series, metric, testid")
         before = cur.fetchall()
@@ -276,10 +273,8 @@ def test_a_store_in_an_sql_ascii_database_reads_as_text(postgres, tmp_path):
     results = tmp_path / "results"
     write_runs(results, "asc", "sql-selects", "select", SELECT_OPS, SELECT_P99,
                [T0 + 60 * i for i in range(len(SELECT_OPS))])
-    pgpass = tmp_path / "pgpass"
-    pgpass.write_text(f"127.0.0.1:{postgres.port}:{db}:{postgres.user}:{postgres.password}\n")
-    pgpass.chmod(0o600)
-    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass)}
+    pgpass_file = pgpass(tmp_path / "pgpass", postgres.port, db, postgres.user, postgres.password)
+    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass_file)}
     url = f"postgresql://{postgres.user}@127.0.0.1:{postgres.port}/{db}"
     assert ybbench("history", "--results", str(results), "--history", url, "import", env=env).returncode == 0
     p = ybbench("history", "--results", str(results), "--history", url, env=env)

@@ -21,7 +21,7 @@ import pytest
 
 from ybbench.report import otava
 
-from ..support.stack import BIN
+from ..support.stack import BIN, pgpass
 from ..support.ybbench_cli import ybbench, ybbench_run
 
 if not otava.program().exists():
@@ -57,11 +57,9 @@ def runs(postgres, tmp_path_factory):
     for i in range(1, 7):
         done = ybbench_run("sql-selects", postgres, flat, testid=f"{rid}-f{i}", knobs={**sel, "VUS": 4})
         assert done.code == 0, done.output
-    pgpass = tmp / "pgpass"
-    pgpass.write_text(f"127.0.0.1:{postgres.port}:{db}:{postgres.user}:{postgres.password}\n")
-    pgpass.chmod(0o600)
+    pgpass_file = pgpass(tmp / "pgpass", postgres.port, db, postgres.user, postgres.password)
     # The store's password from PGPASSFILE only: no PGPASSWORD in the history commands' environment.
-    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass)}
+    env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"} | {"PGPASSFILE": str(pgpass_file)}
     return {"rid": rid, "url": url, "step": step, "flat": flat, "env": env, "db": db, "pg": postgres}
 
 

@@ -27,6 +27,14 @@ SHARED = Path(os.environ.get("YBBENCH_SHARED", REPO.parent / "shared"))
 BIN = Path(os.environ.get("YBBENCH_CACHE", Path.home() / ".cache" / "ybbench")) / "bin"
 
 
+def pgpass(path: Path, port: int, db: str, user: str, password: str) -> Path:
+    """A PGPASSFILE for one database on 127.0.0.1 (owner-only, as libpq
+    requires), so a password reaches psql and ybbench off their command line."""
+    path.write_text(f"127.0.0.1:{port}:{db}:{user}:{password}\n")
+    path.chmod(0o600)
+    return path
+
+
 def wait_until(check, what: str, timeout: float = 60.0, interval: float = 0.25):
     """Poll `check` until it returns a truthy value; fail naming `what`."""
     deadline = time.monotonic() + timeout
