@@ -37,11 +37,15 @@ while sum(used()) < budget:
     for _ in range(4):
         os.readv(fd, [buf])
 u, s = used()
-print(json.dumps({"user": u, "system": s, "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+print(json.dumps({"user": u, "system": s, "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}),
+      flush=True)
+os._exit(0)  # no interpreter teardown after the reading (30-60 ms here, more when busy)
 """
-# What the child runs after its own last reading: print() and the
-# interpreter's teardown, ~10 ms of CPU here; 0.1 s leaves room for a busy
-# machine's cache misses, and is under any budget's user or system share.
+# What the child runs after its own last reading: print() and exit, its
+# 64 MiB given back; 8-11 ms of CPU here, 10-16 ms beside four busy loops.
+# (With the interpreter's teardown it was 33-60 ms, and CI once saw 101 ms.)
+# 0.1 s is under any budget's user or system share, and a tally of both
+# children (RUSAGE_CHILDREN: 0.4 s more on the second) is well past it.
 TEARDOWN_S = 0.1
 
 
