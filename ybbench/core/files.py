@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -13,32 +13,32 @@ from typing import Iterator
 from ybbench.core.errors import UserError
 
 
-def _umask() -> int:
-    """The process's umask, read without changing it (os.umask would, for
-    a moment, under the faults' thread)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except OSError:
-        pass
-    return 0o022
+def _sibling(path: Path) -> Path:
+    """A hidden name beside `path` for its staging copy, chosen before
+    anything is made, so that the cleanup knows it whatever moment an
+    interrupt lands (tempfile.mkstemp's name is only known once it returns:
+    a Ctrl-C just after its open left `.doe.json.xxxxxxxx` behind)."""
+    return path.with_name(f".{path.name}.{secrets.token_hex(4)}")
 
 
 def write_file(path: Path, content: str | bytes) -> None:
     """Write a file atomically: a temporary file in the same folder, then
-    rename. The file gets the mode open() would give it (mkstemp's is 0600:
-    Prometheus, another user, must read a tserver's target file)."""
+    rename. The file gets the mode open() gives (Prometheus, another user,
+    must read a tserver's target file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(content.encode() if isinstance(content, str) else content)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    while True:
+        tmp = _sibling(path)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            with os.fdopen(fd, "wb") as f:
+                f.write(content.encode() if isinstance(content, str) else content)
+            os.replace(tmp, path)
+            return
+        except FileExistsError:
+            continue  # another writer's staging name: draw again
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 def write_json(path: Path, data: object) -> None:
@@ -52,7 +52,16 @@ def staged_dir(final: Path) -> Iterator[Path]:
     if final.exists():
         raise FileExistsError(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    while True:
+        stage = _sibling(final)
+        try:
+            os.mkdir(stage, 0o700)
+            break
+        except FileExistsError:
+            continue
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
     try:
         yield stage
         os.rename(stage, final)
