@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -37,11 +38,19 @@ def runs(postgres, prometheus, tmp_path_factory):
     assert ins.code == 0, ins.output
     sel = {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins.digest()["rows_written"], "DURATION": DURATION}
     out = {"results": results, "ins": ins}
-    for name, vus in (("vu1", 1), ("vu8", 8), ("vu1b", 1)):
-        done = ybbench_run("sql-selects", postgres, results, testid=f"{rid}-{name}", prometheus=prometheus.url,
+
+    def select(name: str, vus: int):
+        return ybbench_run("sql-selects", postgres, results, testid=f"{rid}-{name}", prometheus=prometheus.url,
                            knobs={**sel, "VUS": vus})
-        assert done.code == 0, done.output
-        out[name] = done
+
+    # The two runs of one setting run side by side: whatever else the machine does then (CI runs the
+    # compose tests beside these) it does to both, so they differ only by chance. One after the
+    # other, a busy machine can make them differ for real (seen: 1.098 [0.769, 1.569]).
+    with ThreadPoolExecutor(2) as pool:
+        pair = dict(zip(("vu1", "vu1b"), pool.map(select, ("vu1", "vu1b"), (1, 1))))
+    out.update(pair, vu8=select("vu8", 8))
+    for name in ("vu1", "vu1b", "vu8"):
+        assert out[name].code == 0, out[name].output
     return out
 
 
@@ -217,7 +226,9 @@ def test_overlay_charts_read_back_against_compare_json_and_promql(runs, promethe
 
 
 def test_same_settings_show_no_significant_difference(runs, prometheus, tmp_path):
-    # Observed on this shared 2-core machine, in two sessions: 1.014 [0.950, 1.083] and 1.098 [0.769, 1.569].
+    # Observed on this shared 2-core machine, the runs one after the other: 1.014 [0.950, 1.083] and
+    # 1.098 [0.769, 1.569]. Side by side (the fixture): 1.011 [0.926, 1.103], and beside two busy loops
+    # 1.011 [0.824, 1.240].
     p = compare(runs, runs["vu1"].folder.name, runs["vu1b"].folder.name, out=tmp_path / "same",
                 prometheus=prometheus.url)
     assert p.returncode == 0, p.stderr
@@ -225,8 +236,7 @@ def test_same_settings_show_no_significant_difference(runs, prometheus, tmp_path
     s = doc["comparisons"][0]["ops"]["select"]
     print(f"same settings: ratio {s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}] {s['verdict']}")
     assert doc["comparisons"][0]["differences"] == {}
-    # Two runs of one setting, one after the other on a shared machine, can still differ for real
-    # (the host's other work), and at alpha 0.05 the bootstrap says so falsely about 7.5% of the
+    # Two runs of one setting side by side share the host's other work, and at alpha 0.05 the bootstrap says so falsely about 7.5% of the
     # time (test_compare_stats measures that rate on synthetic series). So a verdict is allowed
     # here only for a small change; vu1 against vu8 (2.3x) could not pass this.
     if s["verdict"] != "no significant difference":
