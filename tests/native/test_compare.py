@@ -43,8 +43,8 @@ def runs(postgres, prometheus, tmp_path_factory):
         return ybbench_run("sql-selects", postgres, results, testid=f"{rid}-{name}", prometheus=prometheus.url,
                            knobs={**sel, "VUS": vus})
 
-    # The two runs of one setting run side by side: whatever else the machine does then (CI runs the
-    # compose tests beside these) it does to both, so they differ only by chance. One after the
+    # The two runs of one setting run side by side: whatever else the machine does then (its exporters,
+    # Prometheus, a CI host's neighbours) it does to both, so they differ only by chance. One after the
     # other, a busy machine can make them differ for real (seen: 1.098 [0.769, 1.569]).
     with ThreadPoolExecutor(2) as pool:
         pair = dict(zip(("vu1", "vu1b"), pool.map(select, ("vu1", "vu1b"), (1, 1))))
@@ -236,8 +236,9 @@ def test_same_settings_show_no_significant_difference(runs, prometheus, tmp_path
     s = doc["comparisons"][0]["ops"]["select"]
     print(f"same settings: ratio {s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}] {s['verdict']}")
     assert doc["comparisons"][0]["differences"] == {}
-    # Two runs of one setting side by side share the host's other work, and at alpha 0.05 the bootstrap says so falsely about 7.5% of the
-    # time (test_compare_stats measures that rate on synthetic series). So a verdict is allowed
+    # Two runs of one setting side by side share the host's other work, yet at alpha 0.05 the bootstrap
+    # still calls a difference about 7.5% of the time where there is none (test_compare_stats measures
+    # that rate on synthetic series). So a verdict is allowed
     # here only for a small change; vu1 against vu8 (2.3x) could not pass this.
     if s["verdict"] != "no significant difference":
         assert 0.85 < s["ratio"] < 1.15, s

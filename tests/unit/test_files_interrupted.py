@@ -13,7 +13,6 @@ import pytest
 from ybbench.core.files import staged_dir, write_file
 
 
-
 def interrupted_after(monkeypatch, name: str) -> list:
     """os.<name> does its work, then the interrupt lands; the list says
     whether it was called (a call the write never makes proves nothing)."""
