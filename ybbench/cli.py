@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ybbench.core import catalog, history_record, history_store
+from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 from ybbench.doctor.settings import GRAFANA_PASSWORD_FILE, PASSWORD_FILE_VAR
 from ybbench.run import k6run
@@ -57,6 +58,7 @@ def _run(a: argparse.Namespace) -> int:
             a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki,
             settings=a.set, quiet=a.quiet, generators=a.generators, events=a.event, before=before,
             labels=history_record.parse_labels(a.label),
+            warmup_s=seconds("--warmup", a.warmup) if a.warmup not in (None, "0", "0s") else 0,
         )
     except refused as e:
         print(f"ybbench: run not started: doctor failed: {e}. Fix it and run again; to run anyway, "
@@ -135,7 +137,21 @@ def _compare(a: argparse.Namespace) -> int:
     from ybbench.report.compare import command
 
     return command(a.base, a.other, a.results, a.prometheus, a.out, a.alpha, a.allow_different_workloads, a.png,
-                   a.fail_on)
+                   a.fail_on, a.history)
+
+
+def _ab(a: argparse.Namespace) -> int:
+    import time
+
+    from ybbench.experiments.ab import command
+    from ybbench.report import compare, compare_gate
+
+    compare_gate.parse(list(a.fail_on))  # a bad rule before any load
+    plan, code = command(a)
+    out = plan.folder / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
+    got = compare.command(plan.id, [], str(plan.results), plan.prometheus, str(out), a.alpha, False, None,
+                          a.fail_on, a.history)
+    return got or code
 
 
 def _reproduce(a: argparse.Namespace) -> int:
@@ -225,6 +241,8 @@ def parser() -> argparse.ArgumentParser:
                    help="a label kept with the run in params.json and the history store, e.g. commit=abc123")
     r.add_argument("--history", metavar="STORE", help="the history store: an SQLite file or a postgresql:// URL "
                    "(default: $YBBENCH_HISTORY, else <results>/history.sqlite)")
+    r.add_argument("--warmup", metavar="DURATION", help="the first seconds of the run that compare leaves out of "
+                   "the measured window (kept as params.json warmup_s)")
     r.set_defaults(func=_run)
 
     hi = sub.add_parser("history", help="runs kept across time: each series' change points (Apache Otava), what "
@@ -301,12 +319,13 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<testid>-<chart id>.png")
     o.set_defaults(func=_report)
 
-    q = sub.add_parser("compare", help="did it get faster? each run against a base, per op: ops/s ratio with a "
-                       "block-bootstrap interval and a verdict, latency p50/p95/p99, what differs; or two sweeps "
+    q = sub.add_parser("compare", help="did it get faster? runs (or groups of runs) against a base, per op: ops/s "
+                       "ratio with an interval over runs and a verdict, p99 likewise, what differs; or two sweeps "
                        "(ceiling, knee), two designs (effects) or two scale fits (λ, σ, κ, N*) with intervals")
-    q.add_argument("base", help="the base id: a folder of --results (a run, a sweep, a doe --run design, "
-                   "a doe/scale --out folder)")
-    q.add_argument("other", nargs="+", help="ids to compare with the base, of the same kind")
+    q.add_argument("base", help="the base id: a folder of --results (a run, run ids separated by commas, an "
+                   "`ybbench ab`, a sweep, a doe --run design, a doe/scale --out folder)")
+    q.add_argument("other", nargs="*", help="ids to compare with the base, of the same kind; a side of runs may be "
+                   "several run ids separated by commas (a1,a2,a3); none when BASE is an `ybbench ab` id")
     q.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     q.add_argument("--prometheus", help="Prometheus URL: the per-second ops/s series (needed for a verdict) and "
                    "latency from k6's native histograms; for sweeps, the ceiling steps' per-second series (the "
@@ -317,11 +336,47 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<compare folder>-<chart>.png")
     q.add_argument("--allow-different-workloads", action="store_true",
                    help="compare runs of different workloads (refused otherwise)")
+    q.add_argument("--history", metavar="STORE", help="with one run on a side: the history store whose earlier runs "
+                   "of the same series give the run-to-run spread (default: $YBBENCH_HISTORY, else "
+                   "<results>/history.sqlite); without 5 such runs, no verdict")
     q.add_argument("--fail-on", action="append", default=[], metavar="RULE",
                    help="a gate for CI: slower:N%% (exit 1 when an op's ops/s is lower by more than N%%, with "
                    "significance) or p99:+N%% (p99 higher by more than N%%, with significance); exit 2 when it "
-                   "cannot be judged (no per-second series)")
+                   "cannot be judged (one run a side and no history of its series)")
     q.set_defaults(func=_compare)
+
+    from ybbench.experiments import ab as ab_defaults
+
+    b = sub.add_parser("ab", help="did a change make it faster? the base's and the other's settings run alternately "
+                       "(A B B A ...), --repeat times each, then compared run against run")
+    b.add_argument("workload", help=f"one of: {', '.join(catalog.workloads())}")
+    b.add_argument("--base", action="append", default=[], metavar="KNOB=VALUE", help="a knob of the base's runs only")
+    b.add_argument("--other", action="append", default=[], metavar="KNOB=VALUE",
+                   help="a knob of the other's runs only")
+    b.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a knob of every run")
+    b.add_argument("--repeat", type=int, default=ab_defaults.REPEAT,
+                   help=f"compared runs a side ({ab_defaults.REPEAT}: docs/reports.md \"Comparing runs\")")
+    b.add_argument("--warmup", default=ab_defaults.WARMUP, metavar="DURATION", help="the first seconds of each run "
+                   f"left out of what is compared ({ab_defaults.WARMUP}; 0 for none)")
+    b.add_argument("--warmup-runs", type=int, default=ab_defaults.WARMUP_RUNS, metavar="N",
+                   help=f"runs of the base made first and not compared ({ab_defaults.WARMUP_RUNS})")
+    b.add_argument("--base-prepare", metavar="CMD", help="a shell command run before each of the base's runs "
+                   "(switch a server flag, a binary, a view); a failure stops the ab")
+    b.add_argument("--other-prepare", metavar="CMD", help="the same before each of the other's runs")
+    b.add_argument("--base-label", action="append", default=[], metavar="KEY=VALUE",
+                   help="a label of the base's runs (params.json, history store), e.g. commit=abc123")
+    b.add_argument("--other-label", action="append", default=[], metavar="KEY=VALUE",
+                   help="a label of the other's runs")
+    b.add_argument("--id", help="ab id (default: ab-<workload>-<time>); runs are <id>-base<i>, <id>-other<i>")
+    b.add_argument("--resume", metavar="AB_ID", help="go on with this ab, skipping its finished runs")
+    b.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
+    b.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
+    b.add_argument("--loki", help="Loki URL to keep each run's k6 log, e.g. http://127.0.0.1:3100")
+    b.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals (0.05)")
+    b.add_argument("--history", metavar="STORE", help=argparse.SUPPRESS)
+    b.add_argument("--fail-on", action="append", default=[], metavar="RULE",
+                   help="as compare's: slower:N%% or p99:+N%% (exit 1 when it fails, 2 when it cannot be judged)")
+    b.set_defaults(func=_ab)
 
     m = sub.add_parser("demo", help="sql-inserts then sql-selects on a throwaway local PostgreSQL 15, and a report")
     m.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")

@@ -37,6 +37,7 @@ BY_NAME = {
     "params.json": "params", "summary.json": "summary", "events.json": "events", "verify.json": "verify",
     "compare.json": "compare", "sweep.json": "sweep", "doe.json": "doe", "reproduce.json": "reproduce",
     "report.json": "report", "doctor.json": "doctor", "history.json": "history", "per-second.json": "per-second",
+    "ab.json": "ab",
 }
 # JSON in results/ that is not ybbench's: k6's own --summary-export.
 NOT_OURS = {"k6-summary.json"}
@@ -106,8 +107,34 @@ def stamped_0_to_1(doc: dict) -> dict:
     return _stamped(doc, 1) if isinstance(doc, dict) else doc
 
 
+def _runs_1_to_2(doc: dict) -> dict:
+    if not (isinstance(doc, dict) and isinstance(doc.get("comparisons"), list)):
+        return doc
+    others = doc.get("others") if isinstance(doc.get("others"), list) else []
+    groups = {g: [g] for g in [doc.get("base"), *others] if isinstance(g, str)}
+    comparisons = [{**c, "base_runs": [c.get("base")], "other_runs": [c.get("other")]} if isinstance(c, dict) else c
+                   for c in doc["comparisons"]]
+    return {**doc, "groups": groups, "comparisons": comparisons}
+
+
+def compare_1_to_2(doc: dict) -> dict:
+    """compare.json 1 -> 2: runs compared (and each phase of a reproduce's)
+    get "groups" (each side's runs: the one run it named) and each
+    comparison "base_runs" and "other_runs" (that run). Its figures are
+    left as they were: version 1's verdicts came from a bootstrap over one
+    run's seconds a side (core/bootstrap.py, its method field says so)."""
+    if not isinstance(doc, dict):
+        return doc
+    if doc.get("kind") == "reproduce" and isinstance(doc.get("phases"), dict):
+        return _stamped({**doc, "phases": {k: _runs_1_to_2(v) for k, v in doc["phases"].items()}}, 2)
+    return _stamped(_runs_1_to_2(doc) if "kind" not in doc else doc, 2)
+
+
 def upgrades(kind: str) -> dict[int, Callable]:
-    return {0: {"params": params_0_to_1, "events": events_0_to_1}.get(kind, stamped_0_to_1)}
+    out = {0: {"params": params_0_to_1, "events": events_0_to_1}.get(kind, stamped_0_to_1)}
+    if kind == "compare":
+        out[1] = compare_1_to_2
+    return out
 
 
 # --- checking ------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 from ybbench.core import formats
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results-format.md"
-ORDER = ["params", "summary", "events", "verify", "report", "compare", "sweep", "doe", "reproduce", "doe-results",
+ORDER = ["params", "summary", "events", "verify", "report", "compare", "ab", "sweep", "doe", "reproduce", "doe-results",
          "scale-results", "doctor", "history", "per-second"]
 
 HEAD = """# Results format
@@ -167,7 +167,7 @@ def upgrades_text() -> list[str]:
            "| file | version written and read |", "|---|---|"]
     out += [f"| {formats.schema(k)['x-ybbench-file'].split(' ')[0]} ({k}) | {formats.version(k)} |" for k in ORDER]
     out += ["", "A file without `format_version` is version 0: written before ybbench versioned its files. "
-            "Version 0 is read through these upgrades (`ybbench/core/formats.py`), in memory:", ""]
+            "Older versions are read through these upgrades (`ybbench/core/formats.py`), one version at a time, in memory:", ""]
     seen = []
     for k in ORDER:
         for fn in formats.upgrades(k).values():

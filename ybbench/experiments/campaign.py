@@ -127,6 +127,10 @@ class Campaign:
         """Its record into the record file's content; True stops the campaign here."""
         return False
 
+    def run_options(self, child: Child) -> dict:
+        """More of k6run.run's keywords for this run (ab: warmup_s, labels)."""
+        return {}
+
     def resumed(self, old: dict) -> None:
         """Take what the campaign keeps from its old record file (doe: its order)."""
 
@@ -245,7 +249,8 @@ class Campaign:
         try:
             with RunProgress(child.live) if self.quiet else nullcontext() as live:
                 k6run.run(child.workload, testid=child.testid, results=where, prometheus=self.prometheus,
-                          loki=self.loki, settings=settings, quiet=self.quiet, on_line=live.feed if live else None)
+                          loki=self.loki, settings=settings, quiet=self.quiet, on_line=live.feed if live else None,
+                          **self.run_options(child))
         except UserError as e:
             if self.RECORD:
                 raise  # keeps_finished says where the finished runs are

@@ -1,25 +1,24 @@
 """`ybbench compare BASE OTHER [OTHER...]`: did the change make it faster?
 
-Per operation present in both runs, each OTHER against BASE:
-- throughput, the mean ops/s over the measured window: when every run
-  compared has the op in its per-second.json (written by the run itself:
-  core/per_second.py), from its count in each whole second (1 s
-  resolution, Prometheus not needed); else with --prometheus,
-  from k6's counter k6_iterations_total{testid, op} read at every whole
-  second inside the run's window (params.json started/finished), its
-  per-second differences the series (seconds before k6's first push count
-  0 ops: the counter starts at 0 with the run); without it, summary.json's
-  ops/s, and no interval (the per-second series is needed for one);
-  each series says its resolution (resolution_s: 1 s, or k6's push
-  interval with Prometheus, 5 s by default);
-- with per-second.json in both: p99's ratio and interval from their
-  per-second histograms (core/quantile_bootstrap.py);
+A side is a group of runs: a run id, run ids separated by commas, or an
+`ybbench ab` id alone (its base's and other's runs, report/compare_groups.py).
+Per operation present in every run of both, each OTHER against BASE:
+- each run's throughput, the mean ops/s over its measured window (its
+  warm-up seconds, params.json warmup_s, left out): when every run compared
+  has the op in its per-second.json (written by the run itself:
+  core/per_second.py), from its count in each whole second (Prometheus
+  not needed); else with --prometheus, from k6's counter
+  k6_iterations_total{testid, op} read at every whole second inside the
+  run's window, differenced (seconds before k6's first push count 0 ops);
+  without either, summary.json's ops/s;
+- each run's p99 over the same seconds from its per-second histograms
+  (else the run's latency figure below);
 - latency p50, p95, p99: with --prometheus from k6's native histogram over
-  the run's window (core/latency.py: histogram_quantile of the whole run's
-  histogram, never an average of percentiles); without, summary.json's;
-- the ratio OTHER/BASE of mean ops/s, its interval and the verdict
-  (core/bootstrap.py: moving-block bootstrap, method and parameters in
-  compare.json and on the page).
+  the run's window (core/latency.py); without, summary.json's;
+- the ratio OTHER/BASE, its interval and the verdict from the runs' values,
+  the run the unit (core/run_stats.py): Welch's t with two or more runs a
+  side; with one run on a side, the run-to-run spread of earlier runs of
+  the same series in the history store, or no verdict.
 What differs between the runs (workload, knobs, k6 exit code) is listed;
 different workloads are refused unless --allow-different-workloads.
 Output: a table on stdout; compare.json and compare.html in a new folder
@@ -37,14 +36,14 @@ import statistics
 import time
 from pathlib import Path
 
-from ybbench.core import bootstrap, formats, latency, quantile_bootstrap, run_folder
+from ybbench.core import formats, history_store, latency, run_folder, run_stats
 from ybbench.core import per_second as run_series
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_file
 from ybbench.core.services import check_ready
-from ybbench.report import compare_gate, compare_html, seed_charts
-from ybbench.report.compare_html import resolution
+from ybbench.report import compare_gate, compare_groups, compare_html, seed_charts
+from ybbench.report.compare_html import spread_text
 from ybbench.report.charts import png
 from ybbench.report.page import Prom, k6_range, labelled_series, prom_queries, window_step
 
@@ -114,35 +113,66 @@ def _latency(run: run_folder.Run, op: str, prom: Prom | None) -> dict:
     return {p: lat.get(p) for p in ("p50", "p95", "p99")} | {"source": f"summary.json of {run.testid}"}
 
 
+def warmup_of(run: run_folder.Run) -> float:
+    """The seconds at the run's start left out of its measured window (params.json warmup_s; 0 without)."""
+    return float(run.params.get("warmup_s") or 0)
+
+
+def _measured(s: dict, cut: float) -> dict:
+    """The per-second series without the seconds that start before `cut` (the warm-up)."""
+    keep = [i for i, t in enumerate(s["t"]) if t - s["step_s"] >= cut]
+    t, v = [s["t"][i] for i in keep], [s["v"][i] for i in keep]
+    return {**s, "t": t, "v": v, "t0": t[0] - s["step_s"] if t else s["t1"], "ops": sum(v) * s["step_s"]}
+
+
 def _throughput(run: run_folder.Run, op: str, prom: Prom | None, own: dict | None = None) -> dict:
     """own: the run's per-second.json, when every run compared has the op in theirs."""
     o = run.summary["ops"][op]
     out = {"summary": {"count": o.get("count"), "per_second": o.get("per_second"),
                        "duration_s": run.summary.get("duration_s")}}
+    warm = warmup_of(run)
+    left_out = f"; its first {warm:g} s (warm-up) left out" if warm else ""
     if own is not None:
         s = run_series.throughput(own, op)
+        if warm:
+            s = _measured(s, run.window[0] + warm)
         out["series"] = {k: s[k] for k in ("step_s", "t", "v", "t0", "t1", "ops")} | {
             "file": f"{run.testid}/{run_series.FILE}"}
         out["mean_ops_per_s"] = sum(s["v"]) / len(s["v"]) if s["v"] else None
         out["resolution_s"] = 1
         out["source"] = (f"{run_series.FILE} of {run.testid}: the op's count in each whole second from {s['t0']} to "
-                         f"{s['t1']} (its first and last seconds, partial, left out), written by the run")
+                         f"{s['t1']} (its first and last seconds, partial, left out{left_out}), written by the run")
         return out
     if prom:
         start, end = run.window
-        series = per_second(prom, run.testid, op, start, end)
+        series = per_second(prom, run.testid, op, start + warm, end)
         if series:
             out["series"] = series
             out["resolution_s"] = series["step_s"]
             out["mean_ops_per_s"] = sum(series["v"]) / len(series["v"]) if series["v"] else None
             out["source"] = (f"Prometheus: {series['query']} at every {series['step_s']} s from "
-                             f"{series['t0']} to {series['t1']} (whole seconds inside the run's window), differenced")
+                             f"{series['t0']} to {series['t1']} (whole seconds inside the run's window{left_out}), "
+                             "differenced")
             return out
         out["missing"] = f"Prometheus has no k6_iterations_total for testid {run.testid}, op {op}"
     out["mean_ops_per_s"] = o.get("per_second")
     out["resolution_s"] = None
-    out["source"] = f"summary.json of {run.testid} (count / k6's test duration)"
+    out["source"] = f"summary.json of {run.testid} (count / k6's test duration{'; warm-up not left out' if warm else ''})"
     return out
+
+
+def _run_p99(run: run_folder.Run, op: str, own: dict | None, latency_ms: dict) -> tuple[float | None, str]:
+    """The run's p99 over its measured window: from its per-second
+    histograms (the seconds its throughput series holds), else the
+    latency figure read for the run (Prometheus or summary.json)."""
+    if own is not None and own["ops"].get(op):
+        s = run_series.throughput(own, op)
+        cut = run.window[0] + warmup_of(run) if warmup_of(run) else -math.inf
+        first = max(s["t0"], math.ceil(cut)) if cut > -math.inf else s["t0"]
+        got = run_series.quantile(own, run_series.buckets_of(own, op, first, s["t1"]), 0.99)
+        if got is not None:
+            return got, f"{run_series.FILE}: the histograms of seconds {first} to {s['t1']}, summed"
+    return latency_ms.get("p99"), latency_ms.get("source", "")
 
 
 def over_time(run: run_folder.Run, prom: Prom) -> dict:
@@ -166,71 +196,136 @@ def over_time(run: run_folder.Run, prom: Prom) -> dict:
     return out
 
 
-def compare_runs(results: Path, base_id: str, other_ids: list[str], prometheus: str | None, alpha: float,
-                 allow_different: bool, where: dict[str, Path] | None = None) -> dict:
-    """where: the folder that holds a run, when not `results` (a reproduce's phases)."""
+def _check_pair(base: run_folder.Run, o: run_folder.Run, allow_different: bool) -> None:
+    if base.params.get("workload") != o.params.get("workload") and not allow_different:
+        raise UserError(f"runs {base.testid} ({base.params.get('workload')}) and {o.testid} "
+                        f"({o.params.get('workload')}) ran different workloads; --allow-different-workloads "
+                        "if that is meant")
+    if not set(base.summary["ops"]) & set(o.summary["ops"]):
+        raise UserError(f"runs {base.testid} (ops: {', '.join(sorted(base.summary['ops']))}) and {o.testid} "
+                        f"(ops: {', '.join(sorted(o.summary['ops']))}) have no operation in common")
+
+
+def compare_runs(results: Path, base_id: str | compare_groups.Group, other_ids: list, prometheus: str | None,
+                 alpha: float, allow_different: bool, where: dict[str, Path] | None = None,
+                 history: str | None = None) -> dict:
+    """Each other group of runs against the base group, per op in all of
+    their runs. A plain id is a group of one. where: the folder that holds a
+    run, when not `results` (a reproduce's phases); history: the store whose
+    earlier runs give a side of one run its run-to-run spread."""
     if not 0 < alpha < 1:
         raise UserError(f"--alpha {alpha}: between 0 and 1")
-    runs = [run_folder.load((where or {}).get(t, results), t) for t in [base_id, *other_ids]]
-    for r in runs:
+    sides = [g if isinstance(g, compare_groups.Group) else compare_groups.Group(g, [g], results)
+             for g in [base_id, *other_ids]]
+    runs: dict[str, run_folder.Run] = {}
+    for g in sides:
+        for t in g.runs:
+            runs[t] = run_folder.load((where or {}).get(t, g.where), t)
+    for r in runs.values():
         if not isinstance(r.summary.get("ops"), dict) or not r.summary["ops"]:
             raise UserError(f"run {r.testid}: summary.json has no ops")
         r.window  # noqa: B018 - a run without start/finish is an error here, before any output
-    base, others = runs[0], runs[1:]
-    for o in others:
-        if base.params.get("workload") != o.params.get("workload") and not allow_different:
-            raise UserError(f"runs {base.testid} ({base.params.get('workload')}) and {o.testid} "
-                            f"({o.params.get('workload')}) ran different workloads; --allow-different-workloads "
-                            "if that is meant")
-        if not set(base.summary["ops"]) & set(o.summary["ops"]):
-            raise UserError(f"runs {base.testid} (ops: {', '.join(sorted(base.summary['ops']))}) and {o.testid} "
-                            f"(ops: {', '.join(sorted(o.summary['ops']))}) have no operation in common")
+    base_g, other_gs = sides[0], sides[1:]
+    first = runs[base_g.runs[0]]
+    for g in sides:
+        for t in g.runs:
+            if t != first.testid:
+                _check_pair(first, runs[t], allow_different)
     prom = None
     if prometheus:
         check_ready("Prometheus", prometheus, "/-/ready")
         prom = Prom(prometheus)
-    own = {r.testid: run_series.load(r.folder) for r in runs}
-    doc = {"base": base.testid, "others": [o.testid for o in others], "prometheus": prometheus, "alpha": alpha,
-           "method": bootstrap.METHOD, "resamples": bootstrap.B, "random_stream": bootstrap.STREAM,
-           "min_blocks": bootstrap.MIN_BLOCKS, "runs": {}, "comparisons": []}
-    for r in runs:
+    own = {t: run_series.load(r.folder) for t, r in runs.items()}
+
+    def ops_of(g: compare_groups.Group) -> set[str]:
+        return set.intersection(*(set(runs[t].summary["ops"]) for t in g.runs))
+
+    compared = {g.label: ops_of(base_g) & ops_of(g) for g in other_gs}
+    for g in other_gs:
+        if not compared[g.label]:
+            raise UserError(f"{base_g.label} and {g.label} have no operation in every run of both")
+    wanted = set().union(*compared.values())
+    doc = {"base": base_g.label, "others": [g.label for g in other_gs], "groups": {g.label: g.runs for g in sides},
+           "prometheus": prometheus, "alpha": alpha, "method": STATISTICS, "history": history, "runs": {},
+           "comparisons": []}
+    for t, r in runs.items():
         start, end = r.window
-        doc["runs"][r.testid] = {"workload": r.params.get("workload"), "window": {"start": start, "end": end},
-                                 "k6_exit_code": r.params.get("k6_exit_code"), "knobs": r.shown_knobs, "ops": {}}
-        for op in sorted(r.summary["ops"]):
-            if r is base and not any(op in o.summary["ops"] for o in others):
-                continue
-            if r is not base and op not in base.summary["ops"]:
-                continue
+        doc["runs"][t] = {"workload": r.params.get("workload"), "window": {"start": start, "end": end},
+                          "warmup_s": warmup_of(r), "k6_exit_code": r.params.get("k6_exit_code"),
+                          "knobs": r.shown_knobs, "ops": {}}
+        for op in sorted(wanted & set(r.summary["ops"])):
             # Every run's own 1 s series, or none of them: one resolution for all.
-            with_op = [x for x in runs if op in x.summary["ops"]]
-            mine = own[r.testid] if all(own[x.testid] and own[x.testid]["ops"].get(op) for x in with_op) else None
-            doc["runs"][r.testid]["ops"][op] = {"throughput": _throughput(r, op, prom, mine),
-                                                "latency_ms": _latency(r, op, prom)}
+            mine = own[t] if all(own[x] and own[x]["ops"].get(op) for x in runs if op in runs[x].summary["ops"]) \
+                else None
+            lat = _latency(r, op, prom)
+            p99, p99_source = _run_p99(r, op, mine, lat)
+            doc["runs"][t]["ops"][op] = {"throughput": _throughput(r, op, prom, mine), "latency_ms": lat,
+                                         "p99_ms": p99, "p99_source": p99_source}
         if prom:
-            doc["runs"][r.testid]["over_time"] = over_time(r, prom)
-    for o in others:
+            doc["runs"][t]["over_time"] = over_time(r, prom)
+    for g in other_gs:
         ops = {}
-        for op in sorted(set(base.summary["ops"]) & set(o.summary["ops"])):
-            mb, mo = doc["runs"][base.testid]["ops"][op], doc["runs"][o.testid]["ops"][op]
-            tb, to = mb["throughput"], mo["throughput"]
-            if "series" in tb and "series" in to:
-                stat = bootstrap.compare(tb["series"]["v"], to["series"]["v"], alpha).as_dict()
-            else:
-                b, x = tb["mean_ops_per_s"], to["mean_ops_per_s"]
-                stat = {"ratio": x / b if b else None, "low": None, "high": None, "verdict": NO_SERIES}
-            stat["base_ops_per_s"], stat["other_ops_per_s"] = tb["mean_ops_per_s"], to["mean_ops_per_s"]
-            stat["resolution_s"] = {"base": tb["resolution_s"], "other": to["resolution_s"]}
-            lb, lo = mb["latency_ms"], mo["latency_ms"]
-            stat["latency_ms"] = {p: {"base": lb[p], "other": lo[p]} for p in ("p50", "p95", "p99")}
-            if "file" in tb.get("series", {}) and "file" in to.get("series", {}):
-                secs = ([t - 1 for t in tb["series"]["t"]], [t - 1 for t in to["series"]["t"]])
-                stat["p99"] = quantile_bootstrap.compare(own[base.testid], own[o.testid], op, secs, 0.99, alpha,
-                                                         lambda i: run_series.value_ms(own[base.testid], i))
-            ops[op] = stat
-        doc["comparisons"].append({"base": base.testid, "other": o.testid, "differences": differences(base, o),
+        for op in sorted(compared[g.label]):
+            ops[op] = _op_stat(doc, runs, base_g, g, op, alpha, history)
+        doc["comparisons"].append({"base": base_g.label, "other": g.label, "base_runs": base_g.runs,
+                                   "other_runs": g.runs, "differences": differences(first, runs[g.runs[0]]),
                                    "ops": ops})
     return doc
+
+
+STATISTICS = ("the run is the unit: one value per run (mean ops/s over its measured window; p99 over it), "
+              "compared on the log scale (core/run_stats.py): with two or more runs a side, " + run_stats.WELCH +
+              "; with one run on a side, " + run_stats.POOLED + "; no verdict without " +
+              f"{run_stats.MIN_POOLED_DF} degrees of freedom of run-to-run spread")
+
+
+def _op_stat(doc: dict, runs: dict, base_g, g, op: str, alpha: float, history: str | None) -> dict:
+    fig = doc["runs"]
+    tb = [fig[t]["ops"][op]["throughput"] for t in base_g.runs]
+    to = [fig[t]["ops"][op]["throughput"] for t in g.runs]
+    vb, vo = [x["mean_ops_per_s"] for x in tb], [x["mean_ops_per_s"] for x in to]
+    single = len(vb) < 2 or len(vo) < 2
+    keys = {compare_groups.series_key(runs[t]) for t in [*base_g.runs, *g.runs]}
+    exclude = set(base_g.runs) | set(g.runs)
+
+    def spread(field: str):
+        if not single:
+            return None, None
+        return compare_groups.history_spread(history, keys, exclude, op, field)
+
+    hist, why = spread("ops_per_s")
+    stat = run_stats.compare(vb, vo, alpha, hist)
+    if why and stat["verdict"].startswith("no verdict"):
+        stat["history_note"] = why
+    stat["values"] = {"base": vb, "other": vo}
+    stat["base_ops_per_s"], stat["other_ops_per_s"] = _gmean(vb), _gmean(vo)
+
+    def res(side):
+        r = {x["resolution_s"] for x in side}
+        return r.pop() if len(r) == 1 else None
+
+    stat["resolution_s"] = {"base": res(tb), "other": res(to)}
+    lb = [fig[t]["ops"][op]["latency_ms"] for t in base_g.runs]
+    lo = [fig[t]["ops"][op]["latency_ms"] for t in g.runs]
+    stat["latency_ms"] = {p: {"base": _mean([x[p] for x in lb]), "other": _mean([x[p] for x in lo])}
+                          for p in ("p50", "p95", "p99")}
+    qb = [fig[t]["ops"][op]["p99_ms"] for t in base_g.runs]
+    qo = [fig[t]["ops"][op]["p99_ms"] for t in g.runs]
+    hist99, why99 = spread("p99_ms")
+    q = run_stats.compare(qb, qo, alpha, hist99, kind="latency")
+    if why99 and q["verdict"].startswith("no verdict"):
+        q["history_note"] = why99
+    stat["p99"] = q | {"q": 0.99, "base_ms": _gmean(qb), "other_ms": _gmean(qo), "values": {"base": qb, "other": qo}}
+    return stat
+
+
+def _gmean(values: list) -> float | None:
+    good = [v for v in values if v is not None and v > 0]
+    return math.exp(sum(math.log(v) for v in good) / len(good)) if good and len(good) == len(values) else None
+
+
+def _mean(values: list) -> float | None:
+    return sum(values) / len(values) if values and all(v is not None for v in values) else None
 
 
 REPRODUCE = "reproduce.json"
@@ -250,7 +345,7 @@ def phases_of(results: Path, rid: str) -> dict[str, str] | None:
 
 
 def compare_reproduces(results: Path, base: str, others: list[str], phases: dict[str, dict | None],
-                       prometheus: str | None, alpha: float, allow_different: bool) -> dict:
+                       prometheus: str | None, alpha: float, allow_different: bool, history: str | None = None) -> dict:
     """Two (or more) `ybbench reproduce` runs: each phase against the base's
     phase of the same name, as runs are compared; compare.json's `phases`
     holds one run comparison per phase. phases: each id's phases_of, read once."""
@@ -267,7 +362,7 @@ def compare_reproduces(results: Path, base: str, others: list[str], phases: dict
         if with_it:
             where = {base_run: results / base, **{phases[o][name]: results / o for o in with_it}}
             doc["phases"][name] = compare_runs(results, base_run, [phases[o][name] for o in with_it], prometheus,
-                                               alpha, allow_different, where)
+                                               alpha, allow_different, where, history)
     return doc
 
 
@@ -276,21 +371,25 @@ def _f(v, fmt: str) -> str:
 
 
 def table(doc: dict) -> str:
-    head = (f"{'op':<10}{'base':<28}{'other':<28}{'series':<10}{'base ops/s':>12}{'other ops/s':>12}  "
+    head = (f"{'op':<10}{'base':<28}{'other':<28}{'runs':<8}{'base ops/s':>12}{'other ops/s':>12}  "
             f"{'ratio [low, high]':<26}{'p99 ms base/other':<20}verdict")
-    lines = [f"ybbench compare (alpha {doc['alpha']:g}; {doc['method']}; B = {doc['resamples']})", head]
+    lines = [f"ybbench compare (alpha {doc['alpha']:g}; the run is the unit: Welch's t on the log of each run's "
+             "value with two or more runs a side; one run a side only with the history's run-to-run spread; "
+             "compare.json has the method)", head]
     for c in doc["comparisons"]:
         for op, s in c["ops"].items():
             ci = f"{_f(s['ratio'], '.3f')} [{_f(s['low'], '.3f')}, {_f(s['high'], '.3f')}]"
             p99 = s["latency_ms"]["p99"]
-            lines.append(f"{op:<10}{c['base']:<28}{c['other']:<28}{resolution(s):<10}{_f(s['base_ops_per_s'], '.1f'):>12}"
+            n = f"{s['runs']['base']}+{s['runs']['other']}"
+            lines.append(f"{op:<10}{c['base']:<28}{c['other']:<28}{n:<8}{_f(s['base_ops_per_s'], '.1f'):>12}"
                          f"{_f(s['other_ops_per_s'], '.1f'):>12}  {ci:<26}"
                          f"{_f(p99['base'], '.2f') + '/' + _f(p99['other'], '.2f'):<20}{s['verdict']}")
-            if s.get("p99") and s["p99"].get("ratio") is not None:
-                q = s["p99"]
-                lines.append(f"{'':<10}p99 from per-second.json, 1 s histograms: {_f(q['base_ms'], '.3f')} -> "
-                             f"{_f(q['other_ms'], '.3f')} ms, ratio {_f(q['ratio'], '.3f')} "
-                             f"[{_f(q['low'], '.3f')}, {_f(q['high'], '.3f')}]: {q['verdict']}")
+            lines.append(f"{'':<10}ops/s: {spread_text(s)}")
+            q = s.get("p99")
+            if q and q.get("ratio") is not None:
+                lines.append(f"{'':<10}p99 per run: {_f(q['base_ms'], '.3f')} -> {_f(q['other_ms'], '.3f')} ms, "
+                             f"ratio {_f(q['ratio'], '.3f')} [{_f(q['low'], '.3f')}, {_f(q['high'], '.3f')}]: "
+                             f"{q['verdict']} ({spread_text(q)})")
         if c["differences"]:
             lines.append(f"  {c['other']} differs from {c['base']} in: " + "; ".join(
                 f"{k} {v['base']} -> {v['other']}" if k != "knobs" else
@@ -368,15 +467,17 @@ def page(doc: dict, sections: list[str]) -> str:
     first = next(iter(doc["phases"].values())) if doc.get("kind") == "reproduce" else doc
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title>"
             f"<style>{compare_html.STYLE}</style></head><body>"
-            f"<h1>ybbench compare</h1><p>Base {e(doc['base'])}; others {e(', '.join(doc['others']))}. Statistics: "
-            f"{e(first['method'])}; B = {first['resamples']} resamples, random stream {first['random_stream']}, "
-            f"alpha {first['alpha']:g}; no verdict with fewer than {first['min_blocks']} blocks.</p>"
+            f"<h1>ybbench compare</h1><p>Base {e(doc['base'])}; others {e(', '.join(doc['others']))}. Statistics "
+            f"(alpha {first['alpha']:g}): {e(first['method'])}.</p>"
             + compare_html.gate(doc) + "".join(sections) + "</body></html>\n")
 
 
 def command(base: str, others: list[str], results: str, prometheus: str | None, out: str | None, alpha: float,
-            allow_different: bool, png_dir: str | None = None, fail_on: list[str] = ()) -> int:
-    """Exit 0; with --fail-on, compare_gate.exit_code (1: a rule failed)."""
+            allow_different: bool, png_dir: str | None = None, fail_on: list[str] = (),
+            history: str | None = None) -> int:
+    """Exit 0; with --fail-on, compare_gate.exit_code (1: a rule failed,
+    2: one cannot be judged). history: the store (default: the results
+    folder's, as `ybbench run` keeps it)."""
     rules = compare_gate.parse(list(fail_on))
     results_dir = Path(results)
     folder = Path(out) if out else results_dir / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
@@ -387,18 +488,20 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
     # Series (sweeps, designs, scale fits): compare_series.py, given this module's per_second.
     from ybbench.report import compare_series
 
-    if compare_series.any_series(results_dir, [base, *others]):
+    history = history_store.location(results_dir, history)
+    if others and compare_series.any_series(results_dir, [base, *others]):
         if rules:
             raise UserError("--fail-on: gates runs (and reproduces) against runs; sweeps, designs and scale fits "
                             "have no gate yet")
         return compare_series.command(base, others, results_dir, folder, prometheus, alpha, allow_different,
                                       per_second, Path(png_dir) if png_dir else None)
-    phases = {i: phases_of(results_dir, i) for i in [base, *others]}
+    phases = {i: phases_of(results_dir, i) for i in [base, *others]} if others else {}
     if any(p is not None for p in phases.values()):
-        doc = compare_reproduces(results_dir, base, others, phases, prometheus, alpha, allow_different)
+        doc = compare_reproduces(results_dir, base, others, phases, prometheus, alpha, allow_different, history)
         parts = {f"phase {name}": d for name, d in doc["phases"].items()}
     else:
-        doc = compare_runs(results_dir, base, others, prometheus, alpha, allow_different)
+        sides = compare_groups.groups(results_dir, base, others)
+        doc = compare_runs(results_dir, sides[0], sides[1:], prometheus, alpha, allow_different, history=history)
         parts = {"": doc}
     if rules:
         doc["gate"] = compare_gate.evaluate(doc, rules)

@@ -8,8 +8,8 @@
               histograms lies above 1) and by more than N% (ratio >= 1 + N/100).
 
 Exit 1 when a rule fails (each op, run and amount named), 0 when none does,
-2 when a rule cannot be judged (no interval: no per-second series) or is
-malformed. A slowdown larger than N% whose interval still reaches 1 does not
+2 when a rule cannot be judged (no interval: one run a side and no
+history of its series, core/run_stats.py) or is malformed. A slowdown larger than N% whose interval still reaches 1 does not
 fail: the gate says only what the runs show.
 """
 
@@ -69,8 +69,7 @@ def evaluate(doc: dict, rules: list[Rule]) -> dict:
                 who = f"{where}{op}: {c['other']} against {c['base']}"
                 if rule.kind == "slower":
                     ratio, low, high, verdict = s["ratio"], s["low"], s["high"], s["verdict"]
-                    res = s.get("resolution_s", {}).get("other")
-                    said = f"ops/s ratio {ratio:.3f} [{low:.3f}, {high:.3f}] ({res} s series)" if low is not None else ""
+                    said = f"ops/s ratio {ratio:.3f} [{low:.3f}, {high:.3f}] ({_runs(s)})" if low is not None else ""
                     if low is None:
                         undecided.append(f"{who}: {rule.text} cannot be judged: {verdict}")
                     elif verdict == "slower" and ratio <= 1 - rule.pct / 100:
@@ -80,17 +79,26 @@ def evaluate(doc: dict, rules: list[Rule]) -> dict:
                 else:
                     q = s.get("p99")
                     if not q or q.get("low") is None:
-                        why = q["verdict"] if q else "the runs have no per-second.json (p99's interval needs them)"
+                        why = q["verdict"] if q else "the runs have no p99"
                         undecided.append(f"{who}: {rule.text} cannot be judged: {why}")
                         continue
                     said = (f"p99 {q['base_ms']:.3f} -> {q['other_ms']:.3f} ms, ratio {q['ratio']:.3f} "
-                            f"[{q['low']:.3f}, {q['high']:.3f}] (1 s histograms)")
+                            f"[{q['low']:.3f}, {q['high']:.3f}] ({_runs(q)})")
                     if q["verdict"] == "higher" and q["ratio"] >= 1 + rule.pct / 100:
                         failed.append(f"{who}: p99 {100 * (q['ratio'] - 1):.1f}% higher, more than {rule.pct:g}%: {said}")
                     else:
                         messages.append(f"{who}: {rule.text} passes: {said}, {q['verdict']}")
     return {"rules": [r.text for r in rules], "failed": failed, "undecided": undecided,
             "messages": [f"FAILED {m}" for m in failed] + [f"UNDECIDED {m}" for m in undecided] + messages}
+
+
+def _runs(s: dict) -> str:
+    """How many runs a side the interval counts, and where a side of one took its spread."""
+    n = s.get("runs")
+    if not n:  # a compare.json of format 1: an interval over one run's seconds
+        return "seconds of one run a side"
+    hist = s.get("spread", {}).get("history_runs") or []
+    return f"{n['base']} + {n['other']} runs" + (f", spread from {len(hist)} earlier runs" if hist else "")
 
 
 def exit_code(gate: dict) -> int:

@@ -37,25 +37,53 @@ def resolution(s: dict) -> str:
     return f"{b} s" if b == o else f"{b or '-'} s / {o or '-'} s"
 
 
+def spread_text(s: dict) -> str:
+    """What the interval rests on: the runs a side, their spread, the history's runs."""
+    sp, n = s["spread"], s["runs"]
+    parts = [f"{n['base']} + {n['other']} runs"]
+    for side in ("base", "other"):
+        if sp.get(side) is not None:
+            parts.append(f"{side} runs {100 * sp[side]:.1f}% apart (sd)")
+    if sp.get("history_runs"):
+        parts.append(f"{len(sp['history_runs'])} earlier runs of the series in the history store "
+                     f"({', '.join(sp['history_runs'][:6])}{', ...' if len(sp['history_runs']) > 6 else ''})")
+    if sp.get("pooled") is not None:
+        parts.append(f"pooled spread {100 * sp['pooled']:.1f}%")
+    if s.get("df") is not None:
+        parts.append(f"df {s['df']:.1f}")
+    if s.get("pvalue") is not None:
+        parts.append(f"p {s['pvalue']:.2g}")
+    return ", ".join(parts)
+
+
+def rests_on(s: dict) -> str:
+    """The run-to-run spread behind the interval, in words (a format 1 file: one run's seconds)."""
+    if "spread" not in s:
+        return "the seconds of one run a side (format 1)"
+    return spread_text(s)
+
+
 def table(doc: dict) -> str:
     e = html.escape
     pct = f"{100 * (1 - doc['alpha']):g}%"
-    head = ["op", "base", "other", "series resolution", "base ops/s", "other ops/s", "ratio other/base",
-            f"{pct} interval", "verdict", "p50 ms base/other", "p95 ms base/other", "p99 ms base/other",
-            "p99 ratio (1 s histograms)", "p99 verdict"]
-    text = {0, 1, 2, 3, 8, 13}
+    head = ["op", "base", "other", "runs base+other", "series resolution", "base ops/s", "other ops/s",
+            "ratio other/base", f"{pct} interval", "verdict", "what the interval rests on", "p50 ms base/other",
+            "p95 ms base/other", "p99 ms base/other", "p99 ratio (runs)", "p99 verdict"]
+    text = {0, 1, 2, 3, 4, 9, 10, 15}
     rows = []
     for c in doc["comparisons"]:
         for op, s in c["ops"].items():
             res = resolution(s)
             lat = s["latency_ms"]
             q = s.get("p99") or {}
+            n = s.get("runs") or {"base": 1, "other": 1}
             cells = [
-                (op, ""), (c["base"], ""), (c["other"], ""), (res, ""),
+                (op, ""), (c["base"], ""), (c["other"], ""), (f"{n['base']} + {n['other']}", ""), (res, ""),
                 (_f(s["base_ops_per_s"], ".1f"), ""),
                 (_f(s["other_ops_per_s"], ".1f"), ""), (_f(s["ratio"], ".3f"), ""),
                 (f"[{_f(s['low'], '.3f')}, {_f(s['high'], '.3f')}]", ""),
                 (s["verdict"], verdict_class(s["verdict"])),
+                (rests_on(s), ""),
                 *((f"{_f(lat[p]['base'], '.3f')} / {_f(lat[p]['other'], '.3f')}", "") for p in ("p50", "p95", "p99")),
                 (f"{_f(q.get('ratio'), '.3f')} [{_f(q.get('low'), '.3f')}, {_f(q.get('high'), '.3f')}]" if q else "-", ""),
                 (q.get("verdict", "-"), verdict_class(q["verdict"]) if q else ""),
@@ -71,9 +99,10 @@ def table(doc: dict) -> str:
                 f"{k} {v['base']} -> {v['other']}" if k != "knobs" else
                 "knobs " + ", ".join(f"{n} {d['base']} -> {d['other']}" for n, d in v.items())
                 for k, v in c["differences"].items())) + "</p>")
-    caption = ("<caption>ops/s: the mean of each run's series at the resolution shown (1 s: the runs' own "
-               "per-second.json; 5 s: k6's default push to Prometheus; none: count over k6's duration, no "
-               "interval); latency p50/p95/p99 over the whole run</caption>")
+    caption = ("<caption>ops/s: each run's mean over its measured window at the resolution shown (1 s: the runs' "
+               "own per-second.json; 5 s: k6's default push to Prometheus; none: count over k6's duration), a "
+               "side's the geometric mean of its runs'; the interval and verdict count runs (one run a side: "
+               "only with the history's run-to-run spread); latency p50/p95/p99 over each whole run</caption>")
     return f'<table class="compare">{caption}<thead><tr>{ths}</tr></thead><tbody>{"".join(rows)}</tbody></table>' + "".join(notes)
 
 

@@ -6,6 +6,7 @@ summary and k6's log. The folder appears whole or not at all.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ from typing import Callable
 
 from ybbench.core import formats, latency, logs, run_folder
 from ybbench.core.catalog import KNOBS, REPO, SCRIPTS, SECRET_NAMES, TESTID, parse_settings, workloads
+from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
 from ybbench.run import faults, versions
@@ -45,18 +47,21 @@ def run(
     events: list[str] = (),
     labels: dict[str, str] | None = None,
     before: Callable[[Path], None] | None = None,
+    warmup_s: float = 0,
 ) -> RunResult:
     """on_line sees each line of k6's output as it comes (a live progress);
     events are AT:ACTION:SERVICE faults on the compose stack (faults.py);
     before(stage) runs once the input is checked, before k6 starts, in the
     run's staged folder (run --doctor: it keeps doctor.json there, or raises
-    to refuse the run, and no folder is left)."""
+    to refuse the run, and no folder is left). warmup_s: the seconds at
+    the start that compare leaves out of the measured window (params.json)."""
     if workload not in workloads():
         raise UserError(f"unknown workload {workload!r}; known: {', '.join(workloads())}")
     testid = testid or f"{workload}-{time.strftime('%Y%m%dT%H%M%S')}"
     if not TESTID.match(testid):
         raise UserError(f"--testid {testid!r}: use 1-64 letters, digits, . _ -")
     knobs = parse_settings(list(settings))
+    extra = warmup_params(warmup_s, knobs)
     n_gen = gen.count(generators)
     gen.check_vus(n_gen, knobs)
     planned = []
@@ -89,7 +94,7 @@ def run(
         raise UserError("--label: with one k6 process only (--generators 1) for now")
     if n_gen > 1:  # execution segments over N k6 processes (load_generators.py)
         return gen.run(workload, testid, final, cmd, env, n_gen, prometheus=prometheus, loki=loki, quiet=quiet,
-                       on_line=on_line, before=before)
+                       on_line=on_line, before=before, extra=extra)
 
     with staged_dir(final) as stage:
         if before:
@@ -158,6 +163,7 @@ def run(
                 # For the history store (core/history_record.py): what ran it, and the run's --label KEY=VALUE.
                 "versions": versions.versions(k6, env),
                 **({"labels": dict(labels)} if labels else {}),
+                **extra,
             },
         )
     if failed:
@@ -166,3 +172,14 @@ def run(
         raise UserError(f"run {testid} ({final}) did not get its events: " + "; ".join(
             f"{e['action']} {e['service']} at {e['at_s']:g} s failed: {e['output'][-300:]}" for e in failed))
     return RunResult(testid, final, code)
+
+
+def warmup_params(warmup_s: float, knobs: dict[str, str]) -> dict:
+    """params.json's warmup_s, checked against the run's DURATION; {} for none."""
+    if not warmup_s:
+        return {}
+    if not (isinstance(warmup_s, (int, float)) and math.isfinite(warmup_s) and warmup_s > 0):
+        raise UserError(f"--warmup {warmup_s!r}: a number of seconds, 0 or more")
+    if "DURATION" in knobs and warmup_s >= seconds("DURATION", knobs["DURATION"]):
+        raise UserError(f"--warmup {warmup_s:g}s: leaves nothing of DURATION={knobs['DURATION']} to measure")
+    return {"warmup_s": float(warmup_s)}

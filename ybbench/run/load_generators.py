@@ -122,7 +122,7 @@ def _stop(gens: list[Generator]) -> None:
 
 def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[str, str], n: int, *,
         prometheus: str | None, loki: str | None, quiet: bool, on_line: Callable[[str], None] | None,
-        before: Callable[[Path], None] | None = None):
+        before: Callable[[Path], None] | None = None, extra: dict | None = None):
     """Runs the N processes of one test into `final` (k6run.run's RunResult)."""
     script = SCRIPTS / f"{workload}.js"
     if "GOMEMLIMIT" not in os.environ and env.get("GOMEMLIMIT") == K6_GO_ENV["GOMEMLIMIT"]:
@@ -193,6 +193,7 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
             "execution_segments": {g.name: g.segment for g in gens},
             "execution_segment_sequence": sequence,
             "generator_exit_codes": {g.name: g.code for g in gens},
+            **(extra or {}),
         })
         if not quiet:
             sys.stdout.write(summary_merge.text(merged))
