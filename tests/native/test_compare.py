@@ -1,8 +1,9 @@
-"""`ybbench compare` on real runs of the native stack: sql-selects at 1 VU
-against 8 VUs (a difference made on purpose), two runs of the same
-settings, the numbers read back against k6's summary.json and against
-PromQL written here, and every bad input (exit 2, a message, nothing
-written)."""
+"""`ybbench compare` on real runs of the native stack: three runs of
+sql-selects at 1 VU against three at 8 VUs (a difference made on purpose),
+interleaved, compared run against run; a single pair (no verdict without a
+history, a planted history's spread with one); the numbers read back
+against k6's summary.json, per-second.json and PromQL written here; and
+every bad input (exit 2, a message, nothing written)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,18 @@ import os
 import re
 import shutil
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from ..support.stack import free_port
 from ..support.ybbench_cli import ybbench, ybbench_run
 
-# A verdict needs 9 whole seconds in the window (3 blocks of 3: core/bootstrap.py). k6 adds ~0.1 s to DURATION
-# here (8 s runs had windows of 8.06 s: 7 whole seconds, no verdict). A run's own per-second.json leaves out
-# its first and last seconds (partial): a 10 s run's ops end in 10 or 11 distinct seconds, 8 or 9 whole
-# (8 was seen: no verdict); 11 s make 9 or 10. 26 s make 24 or 25 whole seconds, 4 or 5 blocks of 5: at 9 s
-# (3 blocks) 8 VUs against 1 once came out not significant while other sessions loaded the 2 cores (seen
-# 1 in 4 there); the interval is about half as wide at 25 s.
-DURATION = "26s"
+# compare's unit is the run (core/run_stats.py), so a run need not be long: 10 s make 8 or 9 whole seconds
+# of per-second.json and a mean per run.
+DURATION = "10s"
+SIDES = {"vu1": ("vu1", "vu1b", "vu1c"), "vu8": ("vu8", "vu8b", "vu8c")}
 
 
 @pytest.fixture(scope="module")
@@ -38,20 +37,22 @@ def runs(postgres, prometheus, tmp_path_factory):
     assert ins.code == 0, ins.output
     sel = {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins.digest()["rows_written"], "DURATION": DURATION}
     out = {"results": results, "ins": ins}
-
-    def select(name: str, vus: int):
-        return ybbench_run("sql-selects", postgres, results, testid=f"{rid}-{name}", prometheus=prometheus.url,
-                           knobs={**sel, "VUS": vus})
-
-    # The two runs of one setting run side by side: whatever else the machine does then (its exporters,
-    # Prometheus, a CI host's neighbours) it does to both, so they differ only by chance. One after the
-    # other, a busy machine can make them differ for real (seen: 1.098 [0.769, 1.569]).
-    with ThreadPoolExecutor(2) as pool:
-        pair = dict(zip(("vu1", "vu1b"), pool.map(select, ("vu1", "vu1b"), (1, 1))))
-    out.update(pair, vu8=select("vu8", 8))
-    for name in ("vu1", "vu1b", "vu8"):
+    # One after the other, in the order A B B A A B (as `ybbench ab` makes them), so that a drift of this
+    # shared machine falls on both sides alike.
+    for name in ("vu1", "vu8", "vu8b", "vu1b", "vu1c", "vu8c"):
+        out[name] = ybbench_run("sql-selects", postgres, results, testid=f"{rid}-{name}", prometheus=prometheus.url,
+                                knobs={**sel, "VUS": 8 if name.startswith("vu8") else 1})
         assert out[name].code == 0, out[name].output
     return out
+
+
+def ids(runs, side: str) -> str:
+    """A side of runs as compare takes it: the run ids, comma-separated."""
+    return ",".join(runs[n].folder.name for n in SIDES[side])
+
+
+def log_mean_ratio(base: list[float], other: list[float]) -> float:
+    return math.exp(np.log(other).mean() - np.log(base).mean())
 
 
 def without_own_series(runs, *names) -> dict:
@@ -76,7 +77,7 @@ def compare(runs, *ids, out=None, prometheus=None, extra=()):
 @pytest.fixture(scope="module")
 def eight_vs_one(runs, prometheus, tmp_path_factory):
     out = tmp_path_factory.mktemp("cmp") / "vu8"
-    p = compare(runs, runs["vu1"].folder.name, runs["vu8"].folder.name, out=out, prometheus=prometheus.url)
+    p = compare(runs, ids(runs, "vu1"), ids(runs, "vu8"), out=out, prometheus=prometheus.url)
     assert p.returncode == 0, p.stderr
     print(p.stdout)
     return p, json.loads((out / "compare.json").read_text()), out
@@ -85,9 +86,9 @@ def eight_vs_one(runs, prometheus, tmp_path_factory):
 @pytest.fixture(scope="module")
 def eight_vs_one_prometheus(runs, prometheus, tmp_path_factory):
     """The same runs without their own series: throughput from Prometheus."""
-    copies = without_own_series(runs, "vu1", "vu8")
+    copies = without_own_series(runs, *SIDES["vu1"], *SIDES["vu8"])
     out = tmp_path_factory.mktemp("cmp") / "vu8-prom"
-    p = compare(copies, runs["vu1"].folder.name, runs["vu8"].folder.name, out=out, prometheus=prometheus.url)
+    p = compare(copies, ids(runs, "vu1"), ids(runs, "vu8"), out=out, prometheus=prometheus.url)
     assert p.returncode == 0, p.stderr
     return p, json.loads((out / "compare.json").read_text()), out
 
@@ -97,30 +98,52 @@ def _window(done) -> tuple[float, float]:
     return params["started_unix_s"], params["finished_unix_s"]
 
 
+def _whole_seconds_mean(done) -> float:
+    """A run's select ops/s over its whole seconds, from its per-second.json, written here."""
+    own = json.loads((done.folder / "per-second.json").read_text())["ops"]["select"]
+    counts = {t: n for t, n, _, _ in own}
+    inner = range(own[0][0] + 1, own[-1][0])  # the first and last seconds are partial
+    return sum(counts.get(t, 0) for t in inner) / len(inner)
+
+
 def test_eight_vus_are_faster_than_one(runs, eight_vs_one):
     p, doc, out = eight_vs_one
-    # The direction from k6's own counts over k6's own durations.
-    one, eight = runs["vu1"].digest(), runs["vu8"].digest()
-    k6_ratio = (eight["ops"]["select"]["count"] / eight["duration_s"]) / (one["ops"]["select"]["count"] / one["duration_s"])
-    assert k6_ratio > 1.2, k6_ratio
+    # The direction from k6's own counts over k6's own durations, run by run.
+    k6 = {n: runs[n].digest()["ops"]["select"]["count"] / runs[n].digest()["duration_s"] for n in runs if n != "ins"
+          and n != "results"}
+    assert min(k6[n] for n in SIDES["vu8"]) > 1.2 * max(k6[n] for n in SIDES["vu1"]), k6
     (c,) = doc["comparisons"]
     s = c["ops"]["select"]
     assert s["verdict"] == "faster", s
     assert 1 < s["low"] <= s["ratio"] <= s["high"]
-    assert s["seconds"]["base"] >= 9 and s["seconds"]["other"] >= 9
-    assert s["block_length"] == {"base": 3, "other": 3} or s["seconds"]["base"] >= 12
+    assert s["runs"] == {"base": 3, "other": 3} and s["method"].startswith("Welch's t")
+    assert c["base_runs"] == [runs[n].folder.name for n in SIDES["vu1"]]
+    assert c["other_runs"] == [runs[n].folder.name for n in SIDES["vu8"]]
+    # Each run's value is its whole seconds' mean (per-second.json, arithmetic here); the ratio and interval are
+    # Welch's t on their logs, written out here.
+    vb = [_whole_seconds_mean(runs[n]) for n in SIDES["vu1"]]
+    vo = [_whole_seconds_mean(runs[n]) for n in SIDES["vu8"]]
+    assert s["values"] == {"base": pytest.approx(vb, rel=1e-12), "other": pytest.approx(vo, rel=1e-12)}
+    assert s["ratio"] == pytest.approx(log_mean_ratio(vb, vo), rel=1e-12)
+    lb, lo = np.log(vb), np.log(vo)
+    vb_, vo_ = lb.var(ddof=1) / 3, lo.var(ddof=1) / 3
+    df = (vb_ + vo_) ** 2 / (vb_ ** 2 / 2 + vo_ ** 2 / 2)
+    half = stats.t.ppf(0.975, df) * math.sqrt(vb_ + vo_)
+    assert (s["low"], s["high"]) == (pytest.approx(s["ratio"] * math.exp(-half)),
+                                     pytest.approx(s["ratio"] * math.exp(half)))
+    assert s["spread"]["base"] == pytest.approx(math.expm1(lb.std(ddof=1)))
     assert c["differences"] == {"knobs": {"VUS": {"base": "1", "other": "8"}}}
-    # The table: the verdict and the ratio as printed.
+    # The table: the verdict, the ratio and the runs as printed.
     row = [line for line in p.stdout.splitlines() if line.startswith("select")]
-    assert len(row) == 1 and row[0].endswith("faster")
+    assert len(row) == 1 and row[0].endswith("faster") and " 3+3 " in row[0]
     assert f"{s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}]" in row[0]
     assert f"{s['base_ops_per_s']:.1f}" in row[0] and f"{s['other_ops_per_s']:.1f}" in row[0]
+    assert "ops/s: 3 + 3 runs, base runs" in p.stdout and f"p {s['pvalue']:.2g}" in p.stdout
     assert "VUS 1 -> 8" in p.stdout
     assert p.stdout.strip().endswith(f"compare: {out}")
-    assert "moving-block bootstrap" in p.stdout and "B = 10000" in p.stdout
     page = (out / "compare.html").read_text()
     # ops/s and p99 of select, and CPU per node: each run overlaid at its start.
-    assert "faster" in page and page.count("data:image/png;base64,") == 3
+    assert "faster" in page and page.count("data:image/png;base64,") == 3 and "3 + 3 runs" in page
     assert [c["id"] for c in doc["charts"]] == ["select-ops", "select-p99", "cpu-cores-busy"]
 
 
@@ -129,8 +152,11 @@ def test_numbers_read_back_against_summary_and_promql(runs, prometheus, eight_vs
     s = doc["comparisons"][0]["ops"]["select"]
     # The tests' k6 pushes every second (ybbench_cli: K6_PROMETHEUS_RW_PUSH_INTERVAL=1s), and the label says so.
     assert s["resolution_s"] == {"base": 1, "other": 1}
-    for key, done in (("base_ops_per_s", runs["vu1"]), ("other_ops_per_s", runs["vu8"])):
+    means = {}
+    for name in (*SIDES["vu1"], *SIDES["vu8"]):
+        done = runs[name]
         tid = done.folder.name
+        fig = doc["runs"][tid]["ops"]["select"]
         started, finished = _window(done)
         t0, t1 = math.ceil(started), math.floor(finished)
         sel = f'k6_iterations_total{{testid="{tid}", op="select"}}'
@@ -140,27 +166,31 @@ def test_numbers_read_back_against_summary_and_promql(runs, prometheus, eight_vs
             return float(got[0]["value"][1]) if got else 0.0  # before k6's first push: none yet
 
         mine = (at(t1) - at(t0)) / (t1 - t0)
-        assert s[key] == pytest.approx(mine, rel=1e-9)
-        series = doc["runs"][tid]["ops"]["select"]["throughput"]["series"]
+        means[name] = fig["throughput"]["mean_ops_per_s"]
+        assert means[name] == pytest.approx(mine, rel=1e-9)
+        series = fig["throughput"]["series"]
         assert len(series["v"]) == t1 - t0 and series["t"][-1] == t1 and "file" not in series
-        # Each second's ops from PromQL's increase over no more than that second's own samples.
         count = done.digest()["ops"]["select"]["count"]
         last = prometheus.api("query", query=f"sum(last_over_time({sel}[1h]))", time=str(finished + 60))["result"]
         assert float(last[0]["value"][1]) == count  # k6's final push holds the summary's count
         # The window's whole seconds hold all but its edges' ops: k6's count over the window, within a second's worth.
-        covered = s[key] * (t1 - t0)
+        covered = mine * (t1 - t0)
         assert count - 1.5 * count / (finished - started) <= covered <= count
-        assert s[key] == pytest.approx(count / (finished - started), rel=0.25)
         # Latency: the whole run's native histogram, quantiles from PromQL written here.
         span = math.ceil(finished - started) + 15
         hist = f'sum(last_over_time(k6_iteration_duration_seconds{{testid="{tid}", op="select"}}[{span}s]))'
-        lat = s["latency_ms"]["p99"]["base" if key == "base_ops_per_s" else "other"]
-        for q, name in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
+        for q, name_q in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
             got = prometheus.api("query", query=f"histogram_quantile({q}, {hist})", time=str(finished + 1))["result"]
-            mine_ms = float(got[0]["value"][1]) * 1000
-            assert s["latency_ms"][name]["base" if key == "base_ops_per_s" else "other"] == pytest.approx(mine_ms)
-        k6_p99 = done.digest()["ops"]["select"]["latency_ms"]["p99"]
-        assert 0.5 * k6_p99 < lat < 2 * k6_p99  # the histogram's buckets against k6's exact p99
+            assert fig["latency_ms"][name_q] == pytest.approx(float(got[0]["value"][1]) * 1000)
+        # Without per-second.json a run's p99 for the comparison is that whole-run figure.
+        assert fig["p99_ms"] == fig["latency_ms"]["p99"]
+    # A side's ops/s is the geometric mean of its runs' (the ratio's own centre), its latency the mean of theirs.
+    gm = lambda names: math.exp(sum(math.log(means[n]) for n in names) / len(names))  # noqa: E731
+    assert s["base_ops_per_s"] == pytest.approx(gm(SIDES["vu1"]), rel=1e-12)
+    assert s["other_ops_per_s"] == pytest.approx(gm(SIDES["vu8"]), rel=1e-12)
+    assert s["ratio"] == pytest.approx(gm(SIDES["vu8"]) / gm(SIDES["vu1"]), rel=1e-12)
+    p99s = [doc["runs"][runs[n].folder.name]["ops"]["select"]["latency_ms"]["p99"] for n in SIDES["vu1"]]
+    assert s["latency_ms"]["p99"]["base"] == pytest.approx(sum(p99s) / 3, rel=1e-12)
 
 
 def test_overlay_charts_read_back_against_compare_json_and_promql(runs, prometheus, eight_vs_one, tmp_path):
@@ -170,6 +200,7 @@ def test_overlay_charts_read_back_against_compare_json_and_promql(runs, promethe
     page's images."""
     _, doc, _ = eight_vs_one
     charts = {c["id"]: c for c in doc["charts"]}
+    assert sorted(charts["select-ops"]["lines"]) == sorted(runs[n].folder.name for n in (*SIDES["vu1"], *SIDES["vu8"]))
     for done in (runs["vu1"], runs["vu8"]):
         tid = done.folder.name
         start, end = _window(done)
@@ -214,7 +245,7 @@ def test_overlay_charts_read_back_against_compare_json_and_promql(runs, promethe
             assert all(0 <= v <= bound for v in line["v"]), (max(line["v"]), d, bound)
     # --png: the page's images as files, named by the compare folder and chart.
     pngs, out = tmp_path / "png", tmp_path / "again"
-    p = compare(runs, runs["vu1"].folder.name, runs["vu8"].folder.name, out=out, prometheus=prometheus.url,
+    p = compare(runs, ids(runs, "vu1"), ids(runs, "vu8"), out=out, prometheus=prometheus.url,
                 extra=("--png", str(pngs)))
     assert p.returncode == 0, p.stderr
     files = sorted(f.name for f in pngs.iterdir())
@@ -225,24 +256,70 @@ def test_overlay_charts_read_back_against_compare_json_and_promql(runs, promethe
     assert all(b.startswith(b"\x89PNG\r\n\x1a\n") for b in inline)
 
 
-def test_same_settings_show_no_significant_difference(runs, prometheus, tmp_path):
-    # Observed on this shared 2-core machine, the runs one after the other: 1.014 [0.950, 1.083] and
-    # 1.098 [0.769, 1.569]. Side by side (the fixture): 1.011 [0.926, 1.103], and beside two busy loops
-    # 1.011 [0.824, 1.240].
+def test_a_single_pair_gets_no_verdict_without_a_history(runs, tmp_path):
+    """One run a side cannot separate a change from run-to-run variation:
+    the ratio, no interval, the advice; the gate cannot judge (exit 2). The
+    results folder's history store holds vu1c of the same series: too few."""
     p = compare(runs, runs["vu1"].folder.name, runs["vu1b"].folder.name, out=tmp_path / "same",
-                prometheus=prometheus.url)
-    assert p.returncode == 0, p.stderr
+                extra=("--fail-on", "slower:5%"))
+    assert p.returncode == 2, (p.stdout, p.stderr)
     doc = json.loads((tmp_path / "same" / "compare.json").read_text())
-    s = doc["comparisons"][0]["ops"]["select"]
-    print(f"same settings: ratio {s['ratio']:.3f} [{s['low']:.3f}, {s['high']:.3f}] {s['verdict']}")
-    assert doc["comparisons"][0]["differences"] == {}
-    # Two runs of one setting side by side share the host's other work, yet at alpha 0.05 the bootstrap
-    # still calls a difference about 7.5% of the time where there is none (test_compare_stats measures
-    # that rate on synthetic series). So a verdict is allowed
-    # here only for a small change; vu1 against vu8 (2.3x) could not pass this.
-    if s["verdict"] != "no significant difference":
-        assert 0.85 < s["ratio"] < 1.15, s
-    assert s["low"] < 1.15 and s["high"] > 0.85, s
+    c = doc["comparisons"][0]
+    s = c["ops"]["select"]
+    assert c["differences"] == {}
+    assert s["verdict"].startswith("no verdict: one run per side cannot separate a change from run-to-run "
+                                   "variation; use `ybbench ab ... --repeat N`")
+    assert s["low"] is s["high"] is None and s["runs"] == {"base": 1, "other": 1}
+    assert s["ratio"] == pytest.approx(_whole_seconds_mean(runs["vu1b"]) / _whole_seconds_mean(runs["vu1"]))
+    assert s["p99"]["verdict"].startswith("no verdict: one run per side")
+    assert "UNDECIDED select" in p.stdout and "cannot be judged: no verdict: one run per side" in p.stdout
+    assert '<td class="verdict-none text">no verdict' in (tmp_path / "same" / "compare.html").read_text()
+
+
+def _planted_history(runs, path, name: str, values: dict[str, float], knobs: dict | None = None) -> None:
+    """A history store holding runs of `name`'s series (or other knobs) with the planted ops/s and p99."""
+    from ybbench.core import history_record, history_store
+
+    with history_store.Store(str(path)) as store:
+        for i, (tid, v) in enumerate(values.items()):
+            fig = history_record.figures(runs[name].folder)
+            fig["knobs"] = {**fig["knobs"], **(knobs or {})}
+            fig["series_key"] = history_record.series_key(fig["workload"], fig["knobs"])
+            fig["testid"], fig["started_unix_s"] = tid, fig["started_unix_s"] - 1000 + i
+            fig["ops"]["select"] = {**fig["ops"]["select"], "ops_per_s": v, "p99_ms": v / 1000}
+            store.record(fig)
+
+
+def test_a_single_pair_takes_the_run_to_run_spread_of_its_series_from_the_history(runs, tmp_path):
+    """A history of earlier runs of the same series gives a single pair its
+    spread: the interval is Student's t on the pooled sd of their logs
+    (arithmetic here), and compare.json names the runs; runs of another
+    series are not taken."""
+    planted = {"h1": 1000.0, "h2": 1030.0, "h3": 985.0, "h4": 1012.0, "h5": 970.0, "h6": 1003.0}
+    store = tmp_path / "history.sqlite"
+    _planted_history(runs, store, "vu1", planted)
+    _planted_history(runs, store, "vu1", {"x1": 10.0, "x2": 5000.0, "x3": 100.0}, knobs={"VUS": "4"})
+    p = compare(runs, runs["vu1"].folder.name, runs["vu8"].folder.name, out=tmp_path / "h",
+                extra=("--history", str(store), "--fail-on", "slower:5%"))
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    s = json.loads((tmp_path / "h" / "compare.json").read_text())["comparisons"][0]["ops"]["select"]
+    logs = np.log(list(planted.values()))
+    sd = math.sqrt(((logs - logs.mean()) ** 2).sum() / 5)
+    half = stats.t.ppf(0.975, 5) * sd * math.sqrt(2)
+    ratio = _whole_seconds_mean(runs["vu8"]) / _whole_seconds_mean(runs["vu1"])
+    assert s["ratio"] == pytest.approx(ratio, rel=1e-12)
+    assert (s["low"], s["high"]) == (pytest.approx(ratio * math.exp(-half)), pytest.approx(ratio * math.exp(half)))
+    assert s["spread"]["history_runs"] == list(planted) and s["df"] == 5
+    assert s["spread"]["pooled"] == pytest.approx(math.expm1(sd))
+    assert s["verdict"] == ("faster" if ratio * math.exp(-half) > 1 else "no significant difference")
+    assert "6 earlier runs of the series in the history store (h1, h2" in p.stdout
+    # A wide spread of the same series: the same pair is not called different.
+    wide = tmp_path / "wide.sqlite"
+    _planted_history(runs, wide, "vu1", {"w1": 100.0, "w2": 1000.0, "w3": 10000.0, "w4": 300.0, "w5": 3000.0})
+    p = compare(runs, runs["vu1"].folder.name, runs["vu8"].folder.name, out=tmp_path / "w",
+                extra=("--history", str(wide)))
+    s = json.loads((tmp_path / "w" / "compare.json").read_text())["comparisons"][0]["ops"]["select"]
+    assert s["verdict"] == "no significant difference" and s["low"] < 1 < s["high"], s
 
 
 def _p99_of_whole_seconds(done) -> float:
@@ -255,50 +332,50 @@ def _p99_of_whole_seconds(done) -> float:
 
 
 def test_without_prometheus_the_runs_own_series_at_one_second(runs, eight_vs_one, tmp_path):
-    """No --prometheus: the runs' per-second.json gives the series, its
-    whole seconds' counts (arithmetic here on the file), and the verdict."""
-    p = compare(runs, runs["vu1"].folder.name, runs["vu8"].folder.name, out=tmp_path / "c")
+    """No --prometheus: each run's per-second.json gives its mean (its whole
+    seconds' counts, arithmetic here on the file) and its p99."""
+    p = compare(runs, ids(runs, "vu1"), ids(runs, "vu8"), out=tmp_path / "c")
     assert p.returncode == 0, p.stderr
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())
     s = doc["comparisons"][0]["ops"]["select"]
     assert s["verdict"] == "faster" and s["resolution_s"] == {"base": 1, "other": 1}
-    for key, name in (("base_ops_per_s", "vu1"), ("other_ops_per_s", "vu8")):
+    for name in (*SIDES["vu1"], *SIDES["vu8"]):
+        fig = doc["runs"][runs[name].folder.name]["ops"]["select"]
+        assert fig["throughput"]["mean_ops_per_s"] == pytest.approx(_whole_seconds_mean(runs[name]), rel=1e-12)
         own = json.loads((runs[name].folder / "per-second.json").read_text())["ops"]["select"]
-        counts = {t: n for t, n, _, _ in own}
-        inner = range(own[0][0] + 1, own[-1][0])  # the whole seconds: the first and last are partial
-        assert s[key] == pytest.approx(sum(counts.get(t, 0) for t in inner) / len(inner), rel=1e-12)
         # Every op k6 counted is in the file; the inner seconds hold all but the two edges'.
-        assert sum(counts.values()) == runs[name].digest()["ops"]["select"]["count"]
-        series = doc["runs"][runs[name].folder.name]["ops"]["select"]["throughput"]["series"]
+        assert sum(n for _, n, _, _ in own) == runs[name].digest()["ops"]["select"]["count"]
+        series = fig["throughput"]["series"]
         assert series["step_s"] == 1 and series["file"] == f"{runs[name].folder.name}/per-second.json"
-    # The same ratio, with Prometheus given, as the 1 s series wins when both runs have one.
+        # p99 from the run's 1 s histograms over the same whole seconds (the first, with the connections'
+        # warm-up, left out: so not k6's whole-run p99; test_per_second holds all seconds to k6's).
+        assert fig["p99_ms"] == pytest.approx(_p99_of_whole_seconds(runs[name]), rel=1e-12)
+    # The same ratio, with Prometheus given, as the 1 s series wins when every run has one.
     _, with_prom, _ = eight_vs_one
     assert with_prom["comparisons"][0]["ops"]["select"]["ratio"] == s["ratio"]
     row = next(line for line in p.stdout.splitlines() if line.startswith("select"))
-    assert " 1 s " in row and row.endswith("faster")
-    # p99 from both runs' 1 s histograms over the same whole seconds (the first, with the connections'
-    # warm-up, left out: so not k6's whole-run p99; test_per_second holds all seconds to k6's).
+    assert row.endswith("faster")
     q = s["p99"]
-    assert q["ratio"] == pytest.approx(q["other_ms"] / q["base_ms"])
-    assert q["base_ms"] == pytest.approx(_p99_of_whole_seconds(runs["vu1"]), rel=1e-12)
-    assert q["other_ms"] == pytest.approx(_p99_of_whole_seconds(runs["vu8"]), rel=1e-12)
+    p99b = [_p99_of_whole_seconds(runs[n]) for n in SIDES["vu1"]]
+    p99o = [_p99_of_whole_seconds(runs[n]) for n in SIDES["vu8"]]
+    assert q["ratio"] == pytest.approx(log_mean_ratio(p99b, p99o), rel=1e-9)
+    assert q["runs"] == {"base": 3, "other": 3} and q["verdict"] in ("higher", "lower", "no significant difference")
     page = (tmp_path / "c" / "compare.html").read_text()
     assert '<table class="compare">' in page and '<td class="verdict-faster text">faster</td>' in page
     assert "<pre>" not in page
 
 
-def test_without_prometheus_nor_own_series_no_verdict_and_the_summary_numbers(runs, tmp_path):
-    copies = without_own_series(runs, "vu1", "vu8")
-    p = compare(copies, runs["vu1"].folder.name, runs["vu8"].folder.name, out=tmp_path / "c")
+def test_without_prometheus_nor_own_series_the_summary_numbers_still_count_runs(runs, tmp_path):
+    copies = without_own_series(runs, *SIDES["vu1"], *SIDES["vu8"])
+    p = compare(copies, ids(runs, "vu1"), ids(runs, "vu8"), out=tmp_path / "c")
     assert p.returncode == 0, p.stderr
     s = json.loads((tmp_path / "c" / "compare.json").read_text())["comparisons"][0]["ops"]["select"]
-    one, eight = runs["vu1"].digest()["ops"]["select"], runs["vu8"].digest()["ops"]["select"]
-    assert (s["base_ops_per_s"], s["other_ops_per_s"]) == (one["per_second"], eight["per_second"])
-    assert s["ratio"] == pytest.approx(eight["per_second"] / one["per_second"])
-    assert s["low"] is None and s["verdict"].startswith("no verdict: a per-second series is needed")
-    assert s["resolution_s"] == {"base": None, "other": None} and "p99" not in s
-    assert s["latency_ms"]["p99"] == {"base": one["latency_ms"]["p99"], "other": eight["latency_ms"]["p99"]}
-    assert '<td class="verdict-none text">no verdict' in (tmp_path / "c" / "compare.html").read_text()
+    per_second = {n: runs[n].digest()["ops"]["select"]["per_second"] for n in (*SIDES["vu1"], *SIDES["vu8"])}
+    assert s["values"] == {"base": [per_second[n] for n in SIDES["vu1"]], "other": [per_second[n] for n in SIDES["vu8"]]}
+    assert s["ratio"] == pytest.approx(log_mean_ratio(*s["values"].values()), rel=1e-12)
+    assert s["verdict"] == "faster" and s["resolution_s"] == {"base": None, "other": None}
+    p99 = [runs[n].digest()["ops"]["select"]["latency_ms"]["p99"] for n in SIDES["vu1"]]
+    assert s["p99"]["values"]["base"] == p99 and s["latency_ms"]["p99"]["base"] == pytest.approx(sum(p99) / 3)
 
 
 def test_default_folder_is_under_results(runs):
@@ -382,6 +459,14 @@ def test_different_workloads(runs, tmp_path):
     _refused(runs, tmp_path, *ids, words=["no operation in common"], extra=["--allow-different-workloads"])
 
 
+def test_sides_of_runs_refused(runs, tmp_path):
+    one, two, eight = (runs[n].folder.name for n in ("vu1", "vu1b", "vu8"))
+    _refused(runs, tmp_path, f"{one},{two}", f"{two},{eight}", words=[f"run {two} is on two sides"])
+    _refused(runs, tmp_path, f"{one},,{two}", eight, words=["a run id, or run ids separated by commas"])
+    _refused(runs, tmp_path, f"{one},{one}", eight, words=["a run named twice"])
+    _refused(runs, tmp_path, one, words=["give the runs to compare with it, or the id of an `ybbench ab`"])
+
+
 def test_prometheus_unreachable(runs, tmp_path):
     down = f"http://127.0.0.1:{free_port()}"
     _refused(runs, tmp_path, runs["vu1"].folder.name, runs["vu8"].folder.name, words=["Prometheus", down,
@@ -391,74 +476,59 @@ def test_prometheus_unreachable(runs, tmp_path):
 
 # --- the gate for CI: --fail-on ----------------------------------------------
 
-def test_gate_fails_on_a_slower_run_naming_the_op(runs, tmp_path):
-    # vu8 as base, vu1 as the other: a slowdown planted by running 1 VU instead of 8.
-    p = compare(runs, runs["vu8"].folder.name, runs["vu1"].folder.name, out=tmp_path / "g",
-                extra=("--fail-on", "slower:5%"))
+def test_gate_fails_on_slower_runs_naming_the_op(runs, tmp_path):
+    # The 8-VU runs as base, the 1-VU runs as the other: a slowdown planted by running 1 VU instead of 8.
+    p = compare(runs, ids(runs, "vu8"), ids(runs, "vu1"), out=tmp_path / "g", extra=("--fail-on", "slower:5%"))
     assert p.returncode == 1, (p.stdout, p.stderr)
     doc = json.loads((tmp_path / "g" / "compare.json").read_text())
     s = doc["comparisons"][0]["ops"]["select"]
     # k6's own counts over k6's durations say how much slower (outside compare's series).
-    one, eight = runs["vu1"].digest(), runs["vu8"].digest()
-    k6_ratio = (one["ops"]["select"]["count"] / one["duration_s"]) / (eight["ops"]["select"]["count"] / eight["duration_s"])
-    assert k6_ratio < 0.8 and s["ratio"] < 0.8  # the whole seconds' mean against k6's count over its duration
+    k6 = {n: runs[n].digest()["ops"]["select"]["count"] / runs[n].digest()["duration_s"] for n in SIDES["vu1"] + SIDES["vu8"]}
+    assert log_mean_ratio([k6[n] for n in SIDES["vu8"]], [k6[n] for n in SIDES["vu1"]]) < 0.8 and s["ratio"] < 0.8
     (failed,) = doc["gate"]["failed"]
-    said = f"select: {runs['vu1'].folder.name} against {runs['vu8'].folder.name}: {100 * (1 - s['ratio']):.1f}% slower"
-    assert failed.startswith(said) and "more than 5%" in failed and "(1 s series)" in failed
+    said = f"select: {ids(runs, 'vu1')} against {ids(runs, 'vu8')}: {100 * (1 - s['ratio']):.1f}% slower"
+    assert failed.startswith(said) and "more than 5%" in failed and "(3 + 3 runs)" in failed
     assert f"FAILED {failed}" in p.stdout
     assert 'class="gate-fail"' in (tmp_path / "g" / "compare.html").read_text()
 
 
 def test_gate_passes_identical_runs(runs, tmp_path):
-    # A run against an exact copy of itself: ratio 1 whatever the machine did.
-    copy = runs["results"] / f"{runs['vu1'].folder.name}-copy"
-    shutil.copytree(runs["vu1"].folder, copy)
+    # Runs against exact copies of themselves: ratio 1, p 1, whatever the machine did.
+    copies = []
+    for n in ("vu1", "vu1b"):
+        copies.append(runs["results"] / f"{runs[n].folder.name}-copy")
+        shutil.copytree(runs[n].folder, copies[-1])
     try:
-        p = compare(runs, runs["vu1"].folder.name, copy.name, out=tmp_path / "same",
-                    extra=("--fail-on", "slower:5%", "--fail-on", "p99:+10%"))
+        p = compare(runs, f"{runs['vu1'].folder.name},{runs['vu1b'].folder.name}", ",".join(c.name for c in copies),
+                    out=tmp_path / "same", extra=("--fail-on", "slower:5%", "--fail-on", "p99:+10%"))
         assert p.returncode == 0, (p.stdout, p.stderr)
         doc = json.loads((tmp_path / "same" / "compare.json").read_text())
         assert doc["gate"]["failed"] == [] == doc["gate"]["undecided"] and len(doc["gate"]["messages"]) == 2
-        assert doc["comparisons"][0]["ops"]["select"]["ratio"] == 1.0
+        s = doc["comparisons"][0]["ops"]["select"]
+        assert s["ratio"] == 1.0 and s["pvalue"] == 1.0 and s["verdict"] == "no significant difference"
     finally:
-        shutil.rmtree(copy)
-    # Two runs of one setting: the same as test_same_settings_show_no_significant_difference allows
-    # (0.85 < ratio < 1.15), so a gate at 20% passes them.
-    p = compare(runs, runs["vu1"].folder.name, runs["vu1b"].folder.name, out=tmp_path / "two",
-                extra=("--fail-on", "slower:20%"))
-    assert p.returncode == 0, (p.stdout, p.stderr)
+        for c in copies:
+            shutil.rmtree(c)
 
 
-def test_gate_on_p99_says_what_the_histograms_show(runs, tmp_path):
-    """The p99 gate on real runs: its ratio from both runs' 1 s histograms,
-    and exit 1 exactly when that ratio is significantly above 1.1. A shared
-    machine's p99 over a few seconds is often not significant (seen: 6.05 [0.93, 39.2], one run's per-second p99 from 5.4
-    down to 0.3 ms): the statistics are tests/unit/test_quantile_bootstrap.py's,
-    on series with a known shift; each p99 here is the whole seconds' (written
-    out in _p99_of_whole_seconds)."""
-    p = compare(runs, runs["vu1"].folder.name, runs["vu8"].folder.name, out=tmp_path / "p",
-                extra=("--fail-on", "p99:+10%"))
+def test_gate_on_p99_says_what_the_runs_show(runs, tmp_path):
+    """The p99 gate on real runs: each run's p99 from its 1 s histograms
+    (written out in _p99_of_whole_seconds), Welch's t over runs, and exit 1
+    exactly when the ratio's interval lies above 1 and the ratio is 1.1 or more."""
+    p = compare(runs, ids(runs, "vu1"), ids(runs, "vu8"), out=tmp_path / "p", extra=("--fail-on", "p99:+10%"))
     doc = json.loads((tmp_path / "p" / "compare.json").read_text())
     q = doc["comparisons"][0]["ops"]["select"]["p99"]
-    assert q["base_ms"] == pytest.approx(_p99_of_whole_seconds(runs["vu1"]), rel=1e-12)
-    assert q["other_ms"] == pytest.approx(_p99_of_whole_seconds(runs["vu8"]), rel=1e-12)
+    assert q["values"]["base"] == pytest.approx([_p99_of_whole_seconds(runs[n]) for n in SIDES["vu1"]], rel=1e-12)
+    assert q["values"]["other"] == pytest.approx([_p99_of_whole_seconds(runs[n]) for n in SIDES["vu8"]], rel=1e-12)
     assert q["low"] <= q["ratio"] <= q["high"]
     fails = q["low"] > 1 and q["ratio"] >= 1.1
     assert p.returncode == (1 if fails else 0), (p.stdout, p.stderr)
     if fails:
         (failed,) = doc["gate"]["failed"]
-        assert failed.startswith(f"select: {runs['vu8'].folder.name} against {runs['vu1'].folder.name}: "
+        assert failed.startswith(f"select: {ids(runs, 'vu8')} against {ids(runs, 'vu1')}: "
                                  f"p99 {100 * (q['ratio'] - 1):.1f}% higher, more than 10%")
     else:
         assert doc["gate"]["failed"] == [] and "p99:+10% passes" in p.stdout
-
-
-def test_gate_without_a_series_cannot_judge(runs, tmp_path):
-    copies = without_own_series(runs, "vu8", "vu1")
-    p = compare(copies, runs["vu8"].folder.name, runs["vu1"].folder.name, out=tmp_path / "u",
-                extra=("--fail-on", "slower:5%"))
-    assert p.returncode == 2, (p.stdout, p.stderr)
-    assert "UNDECIDED select" in p.stdout and "cannot be judged: no verdict: a per-second series is needed" in p.stdout
 
 
 @pytest.mark.parametrize("rule, words", [

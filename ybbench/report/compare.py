@@ -371,7 +371,8 @@ def _f(v, fmt: str) -> str:
 
 
 def table(doc: dict) -> str:
-    head = (f"{'op':<10}{'base':<28}{'other':<28}{'runs':<8}{'base ops/s':>12}{'other ops/s':>12}  "
+    w = max([28, *(len(x) + 2 for c in doc["comparisons"] for x in (c["base"], c["other"]))])
+    head = (f"{'op':<10}{'base':<{w}}{'other':<{w}}{'runs':<8}{'base ops/s':>12}{'other ops/s':>12}  "
             f"{'ratio [low, high]':<26}{'p99 ms base/other':<20}verdict")
     lines = [f"ybbench compare (alpha {doc['alpha']:g}; the run is the unit: Welch's t on the log of each run's "
              "value with two or more runs a side; one run a side only with the history's run-to-run spread; "
@@ -381,7 +382,7 @@ def table(doc: dict) -> str:
             ci = f"{_f(s['ratio'], '.3f')} [{_f(s['low'], '.3f')}, {_f(s['high'], '.3f')}]"
             p99 = s["latency_ms"]["p99"]
             n = f"{s['runs']['base']}+{s['runs']['other']}"
-            lines.append(f"{op:<10}{c['base']:<28}{c['other']:<28}{n:<8}{_f(s['base_ops_per_s'], '.1f'):>12}"
+            lines.append(f"{op:<10}{c['base']:<{w}}{c['other']:<{w}}{n:<8}{_f(s['base_ops_per_s'], '.1f'):>12}"
                          f"{_f(s['other_ops_per_s'], '.1f'):>12}  {ci:<26}"
                          f"{_f(p99['base'], '.2f') + '/' + _f(p99['other'], '.2f'):<20}{s['verdict']}")
             lines.append(f"{'':<10}ops/s: {spread_text(s)}")
