@@ -15,12 +15,15 @@ response: a UserError naming what differs (exit 2, nothing written).
 
 Sweeps: the ceiling (ops/s and the step that reached it) and the knee,
 side by side, as each sweep.json states them (experiments/sweep/saturation.py
-rules), and the ratio of the ceilings. With --prometheus, the interval of
-that ratio comes from the ceiling steps' per-second series (compare.py's
-per_second, summed over the step's ops) through core/bootstrap.py, the
-same moving-block bootstrap as two runs; the interval is conditional on
-the two steps being the ceilings (choosing the best step of each sweep is
-not part of what it resamples). Without the series, no interval, and why.
+rules), and the ratio of the ceilings. With --prometheus, the ceiling
+steps' per-second series (compare.py's per_second, summed over the step's
+ops): their means, compared as one run a side is (core/run_stats.py): an
+interval and a verdict only with the run-to-run spread of earlier runs of
+the steps' series in the history store, else no verdict; the moving-block
+bootstrap over their seconds (core/bootstrap.py) is kept beside it, marked
+as blind to run-to-run variation. Either is conditional on the two steps
+being the ceilings (choosing the best step of each sweep is not part of
+it). Without the series, no interval, and why.
 Open-model sweeps are compared by their ceiling rate (an offered rate from
 the list, not a measured mean: no interval).
 
@@ -74,12 +77,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ybbench.core import bootstrap, formats, run_folder
+from ybbench.core import bootstrap, formats, history_store, run_folder, run_stats
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_file
 from ybbench.core.services import check_ready
 from ybbench.experiments.scale import usl
+from ybbench.report import compare_groups
 from ybbench.report.charts import png
 from ybbench.report.page import Prom
 
@@ -252,7 +256,19 @@ def _step_series(s: Series, step: dict, prom: Prom, per_second) -> tuple[list[fl
     return total, "", parts
 
 
-def compare_sweeps(base: Series, other: Series, prom: Prom | None, per_second, alpha: float) -> dict:
+def _history(base: Series, other: Series, out: dict, history: str | None):
+    """The run-to-run spread of the ceiling steps' series from the history store (one op only), or None."""
+    steps = [run_folder.read(s.folder / out["sides"][s.id]["ceiling_step"]) for s in (base, other)]
+    ops = {op for r in steps for op in r.summary.get("ops", {})}
+    if len(ops) != 1:
+        return None
+    spread, _ = compare_groups.history_spread(history, {compare_groups.series_key(r) for r in steps},
+                                              {r.testid for r in steps}, ops.pop(), "ops_per_s")
+    return spread
+
+
+def compare_sweeps(base: Series, other: Series, prom: Prom | None, per_second, alpha: float,
+                   history: str | None = None) -> dict:
     mb, mo = base.doc["params"].get("mode"), other.doc["params"].get("mode")
     if mb != mo:
         raise UserError(f"sweep {base.id} is {mb}-model and sweep {other.id} is {mo}-model: an offered-rate sweep "
@@ -291,8 +307,12 @@ def compare_sweeps(base: Series, other: Series, prom: Prom | None, per_second, a
                 cr |= {"low": None, "high": None, "verdict": why_b or why_o}
             else:
                 stat = bootstrap.compare(xb, xo, alpha).as_dict()
-                cr |= {"low": stat["low"], "high": stat["high"], "verdict": stat["verdict"],
-                       "series_ratio": stat["ratio"], "bootstrap": stat,
+                runs = run_stats.compare([sum(xb) / len(xb)], [sum(xo) / len(xo)], alpha,
+                                         _history(base, other, out, history))
+                cr |= {"low": runs["low"], "high": runs["high"], "verdict": runs["verdict"],
+                       "series_ratio": stat["ratio"], "between_runs": runs,
+                       "bootstrap": stat | {"note": "over the seconds of one step a side: it cannot see what changes "
+                                                    "from one run to the next, so it gives no verdict"},
                        "series": {base.id: {"testid": out["sides"][base.id]["ceiling_step"], "v": xb,
                                             "mean_ops_per_s": sum(xb) / len(xb) if xb else None,
                                             "ops": {op: {"query": p["query"], "t": p["t"], "v": p["v"],
@@ -456,9 +476,12 @@ def compare(results: Path, base_id: str, other_ids: list[str], prometheus: str |
     doc = {"kind": base.kind, "base": base.id, "others": [o.id for o in others], "alpha": alpha,
            "prometheus": prometheus, "comparisons": []}
     if base.kind == "sweep":
-        doc |= {"method": bootstrap.METHOD, "resamples": bootstrap.B, "random_stream": bootstrap.STREAM,
+        doc |= {"method": "the ceiling steps' means, one run a side (core/run_stats.py): " + run_stats.POOLED
+                          + "; beside it, over their seconds: " + bootstrap.METHOD,
+                "resamples": bootstrap.B, "random_stream": bootstrap.STREAM,
                 "min_blocks": bootstrap.MIN_BLOCKS}
-        doc["comparisons"] = [compare_sweeps(base, o, prom, per_second, alpha) for o in others]
+        doc["comparisons"] = [compare_sweeps(base, o, prom, per_second, alpha, history_store.location(results))
+                              for o in others]
     elif base.kind == "design":
         doc["method"] = DESIGN_METHOD
         doc["comparisons"] = [compare_designs(base, o, alpha) for o in others]
@@ -499,7 +522,8 @@ def table(doc: dict) -> str:
             lines.append(f"ceiling ratio {c['other']}/{c['base']}: {_f(cr['ratio'], '.3f')} ({cr['of']})")
             if cr.get("low") is not None:
                 lines.append(f"  per-second series of the ceiling steps: {_f(cr['series_ratio'], '.3f')} "
-                             f"{_ci(cr['low'], cr['high'], '.3f')} ({pct}): {cr['verdict']}")
+                             f"{_ci(cr['low'], cr['high'], '.3f')} ({pct}, the history's run-to-run spread): "
+                             f"{cr['verdict']}")
             else:
                 lines.append(f"  {cr['verdict']}")
             if key == "vus":
