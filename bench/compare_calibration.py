@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -48,9 +49,9 @@ def views(pg: Postgres, work: int) -> None:
                  f"WHERE md5(repeat(k, {n})) <> ''")
 
 
-def ybbench(pg: Postgres, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    p = subprocess.run([sys.executable, "-m", "ybbench", *args], cwd=REPO,
-                       env={**pg.env(), "K6": str(BIN / "k6")}, capture_output=True, text=True)
+def ybbench(pg: Postgres | None, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**(pg.env() if pg else dict(os.environ)), "K6": str(BIN / "k6")}
+    p = subprocess.run([sys.executable, "-m", "ybbench", *args], cwd=REPO, env=env, capture_output=True, text=True)
     if check and p.returncode not in (0, 1, 2):
         raise SystemExit(p.stdout + p.stderr)
     return p
@@ -122,24 +123,30 @@ def main() -> None:
     ap.add_argument("--slowdown", type=float, default=0.05, help="the planted slowdown to calibrate to")
     ap.add_argument("--work", type=int, help="hash the key this many times in S (no calibration)")
     ap.add_argument("--only", choices=("aa", "as"), help="one kind only")
+    ap.add_argument("--pool", type=Path, help="judge the pool already made in this folder (no new runs), "
+                    "in comparisons of --repeat runs a side")
     a = ap.parse_args()
-    pg = Postgres.start()
+    pg = None if a.pool else Postgres.start()
     try:
-        results = Path(tempfile.mkdtemp(prefix="compare-calibration-"))
-        rid = f"cc{uuid.uuid4().hex[:6]}"
-        ins = run(pg, results, "sql-inserts", f"{rid}-ins", {"VUS": 4, "DURATION": "5s", "KEY_PREFIX": rid})
-        a.sel = {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins["rows_written"], "VUS": a.vus, "DURATION": a.duration}
-        work = a.work or calibrate(pg, results, {**a.sel, "DURATION": "10s"}, a.slowdown, 40)
-        views(pg, work)
-        print(f"pool: {a.comparisons} comparisons of each kind, {a.repeat} runs a side, {a.duration} runs "
-              f"(warm-up {a.warmup}), {a.vus} VUs, sql-selects on PostgreSQL 15; S hashes each key {work} times; "
-              f"results {results}", flush=True)
+        results = a.pool or Path(tempfile.mkdtemp(prefix="compare-calibration-"))
+        if a.pool:
+            rid = next(results.glob("*-as"), next(results.glob("*-aa"), None)).name.rsplit("-", 1)[0]
+        else:
+            rid = f"cc{uuid.uuid4().hex[:6]}"
+            ins = run(pg, results, "sql-inserts", f"{rid}-ins", {"VUS": 4, "DURATION": "5s", "KEY_PREFIX": rid})
+            a.sel = {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins["rows_written"], "VUS": a.vus, "DURATION": a.duration}
+            a.work = a.work or calibrate(pg, results, {**a.sel, "DURATION": "10s"}, a.slowdown, 40)
+            views(pg, a.work)
+            print(f"pool: {a.comparisons} comparisons of each kind, {a.repeat} runs a side, {a.duration} runs "
+                  f"(warm-up {a.warmup}), {a.vus} VUs, sql-selects on PostgreSQL 15; S hashes each key {a.work} "
+                  f"times; results {results}", flush=True)
         rows = []
         for kind, view in (("as", SLOW_VIEW), ("aa", BASE_VIEW)):
             if a.only and a.only != kind:
                 continue
             aid = f"{rid}-{kind}"
-            doc = pool(pg, results, aid, view, a)
+            doc = (json.loads((results / aid / "ab.json").read_text()) if a.pool
+                   else pool(pg, results, aid, view, a))
             got = [judge(pg, results, aid, b, o) for b, o in blocks(doc, a.repeat)]
             verdicts = [g["verdict"] for g in got]
             hits = sum(v == "slower" for v in verdicts) if kind == "as" else sum(v in ("faster", "slower")
@@ -159,7 +166,8 @@ def main() -> None:
             print(f"{what:<30}{n:>4}{hits:>10}{hits / n:>8.2f}{f'[{lo:.2f}, {hi:.2f}]':>18}{med:>14.4f}"
                   f"{f'{100 * sd[0]:.2f}% / {100 * sd[1]:.2f}%':>20}")
     finally:
-        pg.stop()
+        if pg:
+            pg.stop()
 
 
 if __name__ == "__main__":

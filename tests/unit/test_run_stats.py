@@ -50,7 +50,7 @@ def test_identical_runs_get_a_verdict_at_rate_alpha(n, sigma_b):
     trials = 1500
     wrong = 0
     for _ in range(trials):
-        got = run_stats.compare(means(runs(rng, n, sigma_b)), means(runs(rng, n, sigma_b)), ALPHA)
+        got = run_stats.compare(means(runs(rng, n, sigma_b)), means(runs(rng, n, sigma_b)), ALPHA, detect=False)
         assert got["runs"] == {"base": n, "other": n}
         wrong += got["verdict"] in ("faster", "slower")
     # Never more often than alpha; at 2 runs a side Welch's df makes it conservative (33 of 1500 seen),
@@ -83,7 +83,7 @@ def test_a_planted_effect_of_three_sigma_b_is_found_as_often_as_the_noncentral_t
     n, sigma_b, trials = 5, 0.03, 600
     rng = np.random.default_rng(99)
     found = sum(run_stats.compare(means(runs(rng, n, sigma_b)), means(runs(rng, n, sigma_b, -3 * sigma_b)),
-                                  ALPHA)["verdict"] == "slower" for _ in range(trials))
+                                  ALPHA, detect=False)["verdict"] == "slower" for _ in range(trials))
     # The power by arithmetic: a run's log mean has sd sqrt(sigma_b^2 + var of a mean of SECONDS AR(1) seconds);
     # equal n and sd make Welch's df 2(n - 1).
     var_mean = SD_SECOND ** 2 / SECONDS * (1 + 2 * sum((1 - k / SECONDS) * PHI ** k for k in range(1, SECONDS)))
@@ -137,3 +137,29 @@ def test_latency_says_higher_and_lower():
 
 def test_a_run_without_ops_gets_no_verdict():
     assert run_stats.compare([1000.0, 0.0], [900.0, 910.0])["verdict"].startswith("no verdict: base has a run")
+
+
+def test_what_the_runs_could_see_is_the_noncentral_t_written_out():
+    """detectable: the change found 4 times in 5 at this spread, and the runs a side a 5% change needs."""
+    b, o = [1000.0, 1040.0, 980.0, 1010.0, 995.0], [990.0, 1030.0, 1000.0, 1020.0, 985.0]
+    got = run_stats.compare(b, o, ALPHA)
+    det = got["detectable"]
+    lb, lo = np.log(b), np.log(o)
+    se = math.sqrt(lb.var(ddof=1) / 5 + lo.var(ddof=1) / 5)
+    df = got["df"]
+    crit = stats.t.ppf(1 - ALPHA / 2, df)
+    ncp = math.log1p(det["change"]) / se
+    assert stats.nct.sf(crit, df, ncp) + stats.nct.cdf(-crit, df, ncp) == pytest.approx(0.8, abs=1e-6)
+    # Far from few runs the noncentral t is the normal: (z(0.975) + z(0.8)) standard errors.
+    big = run_stats.detectable(0.01, 10_000, ALPHA, 5, 5)
+    assert math.log1p(big["change"]) == pytest.approx((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * 0.01, rel=1e-3)
+    # Runs a side for 5%: the smallest n whose power (same sd per run, df 2(n - 1)) reaches 0.8, by hand.
+    sd_run = se / math.sqrt(2 / 5)
+
+    def power(n):
+        c, nc = stats.t.ppf(1 - ALPHA / 2, 2 * (n - 1)), math.log(1.05) / (sd_run * math.sqrt(2 / n))
+        return stats.nct.sf(c, 2 * (n - 1), nc)
+
+    n = det["runs_a_side_for"]["0.05"]
+    assert power(n) >= 0.8 > power(n - 1)
+    assert det["runs_a_side_for"]["0.1"] <= n <= det["runs_a_side_for"]["0.02"]

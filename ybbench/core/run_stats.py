@@ -86,10 +86,11 @@ def verdict(low: float, high: float, kind: str = "throughput") -> str:
 
 
 def compare(base: list[float], other: list[float], alpha: float = 0.05, history: Spread | None = None,
-            kind: str = "throughput") -> dict:
+            kind: str = "throughput", detect: bool = True) -> dict:
     """other's runs against base's: {ratio, low, high, verdict, pvalue,
-    method, runs, spread, df}; kind "throughput" (higher is faster) or
-    "latency" (verdict higher/lower)."""
+    method, runs, spread, df, detectable}; kind "throughput" (higher is
+    faster) or "latency" (verdict higher/lower); detect False leaves out
+    what the runs could see (a simulation's thousands of calls)."""
     from scipy import stats
 
     if not 0 < alpha < 1:
@@ -138,7 +139,46 @@ def compare(base: list[float], other: list[float], alpha: float = 0.05, history:
     half = float(stats.t.ppf(1 - alpha / 2, df)) * se
     out.update(low=math.exp(d - half), high=math.exp(d + half), pvalue=float(2 * stats.t.sf(abs(d) / se, df)))
     out["verdict"] = verdict(out["low"], out["high"], kind)
+    if detect:
+        out["detectable"] = detectable(se, df, alpha, nb, no)
     return out
+
+
+POWER = 0.8
+CHANGES = (0.02, 0.05, 0.10)
+
+
+def power_of(change: float, se: float, df: float, alpha: float) -> float:
+    """The chance that a true change of `change` (a fraction: 0.05 is 5%,
+    either way) gets a verdict, at this SE of the log ratio and df: the
+    noncentral t's mass beyond the critical value."""
+    from scipy import stats
+
+    crit = float(stats.t.ppf(1 - alpha / 2, df))
+    ncp = abs(math.log1p(change)) / se
+    if ncp > crit + 10:  # certain (and past where scipy's noncentral t gives NaN in the far tail)
+        return 1.0
+    far = float(stats.nct.cdf(-crit, df, ncp))  # a verdict the wrong way: negligible but for tiny changes
+    return float(stats.nct.sf(crit, df, ncp)) + (far if math.isfinite(far) else 0.0)
+
+
+def detectable(se: float, df: float, alpha: float, nb: int, no: int) -> dict:
+    """What these runs could see: the smallest change found with POWER
+    (80%) at this spread, and the runs a side that would find a change of
+    2%, 5% and 10% with POWER, at the same spread per run (equal runs a
+    side, Welch's df 2(n - 1))."""
+    from scipy.optimize import brentq
+
+    if not se > 0:
+        return {"power": POWER, "change": 0.0, "runs_a_side_for": {}}
+    change = math.expm1(brentq(lambda x: power_of(math.expm1(x), se, df, alpha) - POWER, 1e-9, 40 * se))
+    per_run = se / math.sqrt(1 / nb + 1 / no)  # the sd of one run's log value
+    need = {}
+    for c in CHANGES:
+        n = next((n for n in range(2, 1001) if power_of(c, per_run * math.sqrt(2 / n), 2 * (n - 1), alpha) >= POWER),
+                 None)
+        need[f"{c:g}"] = n
+    return {"power": POWER, "change": change, "runs_a_side_for": need}
 
 
 def _cv(values: list[float]) -> float | None:

@@ -53,6 +53,11 @@ def spread_text(s: dict) -> str:
         parts.append(f"df {s['df']:.1f}")
     if s.get("pvalue") is not None:
         parts.append(f"p {s['pvalue']:.2g}")
+    det = s.get("detectable")
+    if det and det.get("change") is not None:
+        need = det["runs_a_side_for"].get("0.05")
+        parts.append(f"a change of {100 * det['change']:.1f}% or more is found {round(10 * det['power'])} times in 10 "
+                     f"by runs this far apart; 5% needs {need if need else 'over 1000'} runs a side")
     return ", ".join(parts)
 
 
