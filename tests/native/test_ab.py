@@ -1,0 +1,165 @@
+"""`ybbench ab` on the native stack: repeated, interleaved runs of
+sql-selects compared run against run. Identical sides (a view read either
+way) get no verdict; a planted server-side slowdown (a view whose filter
+hashes each key many times over, bench/compare_resolution.py's plant) is
+called slower and fails the gate naming the op. The order the runs ran in
+(their params.json), the warm-up run, the warm-up seconds (absent from
+the measured series, per-second.json read here) and each side's prepare
+command are checked against what ab documents; bad input is refused
+before any load."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+
+import pytest
+
+from ..support.stack import BIN
+from ..support.ybbench_cli import ybbench, ybbench_run
+
+BASE_VIEW, SLOW_VIEW = "ab_base_view", "ab_slow_view"
+# k6 starts its first iteration well within a second of ybbench starting it, so 3 s of warm-up leave out at
+# least one whole second the series would otherwise hold, and 6 s runs keep two or more.
+DURATION = "6s"
+WARMUP_S = 3
+
+
+@pytest.fixture(scope="module")
+def keys(postgres, tmp_path_factory):
+    results = tmp_path_factory.mktemp("ab-keys")
+    rid = f"ab{uuid.uuid4().hex[:8]}"
+    ins = ybbench_run("sql-inserts", postgres, results, testid=f"{rid}-ins",
+                      knobs={"VUS": 4, "DURATION": "3s", "KEY_PREFIX": rid})
+    assert ins.code == 0, ins.output
+    # The same rows either way; the slow view makes the server hash each key 2000 times per row read.
+    for name, n in ((BASE_VIEW, 1), (SLOW_VIEW, 2000)):
+        postgres.query(f"CREATE OR REPLACE VIEW {name} AS SELECT k, v FROM postgresqlkeyvalue "
+                       f"WHERE md5(repeat(k, {n})) <> ''")
+    return {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins.digest()["rows_written"]}
+
+
+def ab(postgres, results, aid, *args, knobs=None):
+    settings = {"YSQL_NODES": f"127.0.0.1:{postgres.port}", "DB_USER": postgres.user, "DB_NAME": postgres.database,
+                "VUS": 4, "DURATION": DURATION, **(knobs or {})}
+    cmd = ["ab", "sql-selects", "--id", aid, "--results", results, "--warmup", f"{WARMUP_S}s"]
+    for k, v in settings.items():
+        cmd += ["--set", f"{k}={v}"]
+    env = {**postgres.env(), "K6": str(BIN / "k6")}
+    return ybbench(*cmd, *args, env=env, timeout=600)
+
+
+def read(path):
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def identical(postgres, keys, tmp_path_factory):
+    results = tmp_path_factory.mktemp("ab-same")
+    log = results / "prepared.txt"
+    p = ab(postgres, results, "same", "--base", f"TABLE={BASE_VIEW}", "--other", f"TABLE={BASE_VIEW}",
+           "--repeat", "3", "--warmup-runs", "1", "--alpha", "0.001", "--fail-on", "slower:5%",
+           "--base-prepare", f"echo base >> {log}", "--other-prepare", f"echo other >> {log}",
+           "--base-label", "build=a", "--other-label", "build=b", knobs=keys)
+    return p, results, log
+
+
+def test_identical_sides_get_no_verdict(identical):
+    """Identical settings: no verdict and the gate passes. At alpha 0.001 a correct statistic calls identical
+    runs different once in 1000 (tests/unit/test_run_stats.py measures its rate on simulated runs)."""
+    p, results, _ = identical
+    assert p.returncode == 0, p.stdout + p.stderr
+    (cmp,) = [d for d in (results / "same").iterdir() if d.name.startswith("compare-")]
+    doc = read(cmp / "compare.json")
+    c = doc["comparisons"][0]
+    s = c["ops"]["select"]
+    assert s["verdict"] == "no significant difference", s
+    assert s["runs"] == {"base": 3, "other": 3} and s["low"] < 1 < s["high"]
+    assert c["base_runs"] == ["same-base1", "same-base2", "same-base3"]
+    assert c["other_runs"] == ["same-other1", "same-other2", "same-other3"]
+    assert "slower:5% passes" in p.stdout and "(3 + 3 runs)" in p.stdout
+
+
+def test_runs_go_in_the_documented_order_after_a_warmup_run(identical):
+    _, results, log = identical
+    ab_doc = read(results / "same" / "ab.json")
+    started = {d.name: read(d / "params.json")["started_unix_s"] for d in (results / "same").iterdir()
+               if (d / "params.json").is_file()}
+    by_time = sorted(started, key=started.get)
+    assert by_time == ["same-warm1", "same-base1", "same-other1", "same-other2", "same-base2", "same-base3",
+                       "same-other3"]
+    assert ab_doc["order"] == by_time[1:] and ab_doc["status"] == "complete"
+    assert [r["warmup"] for r in ab_doc["runs"]] == [True] + [False] * 6
+    # Each side's prepare command ran before each of its runs, the warm-up (a base run) included.
+    assert log.read_text().split() == ["base", "base", "other", "other", "base", "base", "other"]
+    # The labels a side was given, and which ab and side, are the run's (params.json: the history store's).
+    assert read(results / "same" / "same-other2" / "params.json")["labels"] == {"build": "b", "ab": "same",
+                                                                                "ab_side": "other"}
+
+
+def test_warmup_seconds_are_left_out_of_the_measured_series(identical):
+    _, results, _ = identical
+    (cmp,) = [d for d in (results / "same").iterdir() if d.name.startswith("compare-")]
+    doc = read(cmp / "compare.json")
+    dropped = []
+    for tid in ("same-base1", "same-other1", "same-other2", "same-base2", "same-base3", "same-other3"):
+        params = read(results / "same" / tid / "params.json")
+        assert params["warmup_s"] == WARMUP_S
+        cut = params["started_unix_s"] + WARMUP_S
+        rows = read(results / "same" / tid / "per-second.json")["ops"]["select"]
+        # The whole seconds (not the first or last row, which are partial) that start at or after the cut.
+        kept = {t: n for t, n, _, _ in rows[1:-1] if t >= cut}
+        series = doc["runs"][tid]["ops"]["select"]["throughput"]["series"]
+        assert [t - 1 for t in series["t"]] == sorted(kept) and series["v"] == [kept[t] for t in sorted(kept)]
+        dropped += [t for t, *_ in rows[1:-1] if t < cut]
+        assert doc["runs"][tid]["warmup_s"] == WARMUP_S
+        assert doc["runs"][tid]["ops"]["select"]["throughput"]["mean_ops_per_s"] == pytest.approx(
+            sum(kept.values()) / len(kept), rel=1e-12)
+    assert dropped, "no run had a whole second inside its warm-up: nothing here would catch a warm-up ignored"
+
+
+def test_a_planted_server_slowdown_is_slower_and_fails_the_gate(postgres, keys, tmp_path):
+    p = ab(postgres, tmp_path, "slow", "--base", f"TABLE={BASE_VIEW}", "--other", f"TABLE={SLOW_VIEW}",
+           "--repeat", "3", "--warmup-runs", "0", "--fail-on", "slower:5%", knobs=keys)
+    assert p.returncode == 1, p.stdout + p.stderr
+    (cmp,) = [d for d in (tmp_path / "slow").iterdir() if d.name.startswith("compare-")]
+    doc = read(cmp / "compare.json")
+    s = doc["comparisons"][0]["ops"]["select"]
+    # k6's own counts over k6's durations, run by run, say how much slower (outside compare's series).
+    k6 = {side: [read(tmp_path / "slow" / f"slow-{side}{i}" / "summary.json")["ops"]["select"]["per_second"]
+                 for i in (1, 2, 3)] for side in ("base", "other")}
+    assert max(k6["other"]) < 0.8 * min(k6["base"]), k6
+    assert s["verdict"] == "slower" and s["high"] < 0.95, s
+    (failed,) = doc["gate"]["failed"]
+    assert failed.startswith(f"select: slow:other against slow:base: {100 * (1 - s['ratio']):.1f}% slower")
+    assert f"FAILED {failed}" in p.stdout and "differs from slow:base in: knobs TABLE" in p.stdout
+    assert math.isclose(s["ratio"], math.exp(sum(math.log(v) for v in s["values"]["other"]) / 3
+                                             - sum(math.log(v) for v in s["values"]["base"]) / 3), rel_tol=1e-12)
+
+
+def test_a_failing_prepare_stops_the_ab_naming_it(postgres, keys, tmp_path):
+    p = ab(postgres, tmp_path, "prep", "--repeat", "2", "--warmup-runs", "0", "--other-prepare", "echo broken; exit 3",
+           knobs=keys)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "run 2/4 other1: --other-prepare 'echo broken; exit 3' exited 3: broken" in p.stderr
+    assert "Traceback" not in p.stderr
+    # The run before it is kept, and ab.json says where ab stopped.
+    assert sorted(d.name for d in (tmp_path / "prep").iterdir()) == ["ab.json", "prep-base1"]
+    assert [r["testid"] for r in read(tmp_path / "prep" / "ab.json")["runs"]] == ["prep-base1"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--repeat", "1"], ["--repeat 1: at least 2 runs a side"]),
+    (["--warmup", "10s"], ["--warmup 10s: leaves nothing of DURATION=6s to measure"]),
+    (["--warmup", "soon"], ["--warmup 'soon'"]),
+    (["--base", "VUS=2"], ["--base VUS: also given with --set"]),
+    (["--fail-on", "faster:5%"], ["faster is not a gate"]),
+    (["--base", "NOPE=1"], ["NOPE"]),
+])
+def test_bad_input_is_refused_before_any_load(postgres, keys, tmp_path, args, words):
+    p = ab(postgres, tmp_path, "bad", *args, knobs=keys)
+    assert p.returncode == 2, p.stdout + p.stderr
+    for w in words:
+        assert w in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and not list(tmp_path.iterdir())
