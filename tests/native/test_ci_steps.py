@@ -19,8 +19,7 @@ import sys
 import pytest
 import yaml
 
-from ybbench.report import otava
-
+from ..support import shared
 from ..support.stack import BIN, REPO, free_port
 
 WORKFLOW = REPO / "deploy" / "ci" / "ybbench-history.yml"
@@ -42,8 +41,13 @@ def test_the_workflow_runs_the_scripts_steps_and_carries_the_store():
     assert steps[save]["if"] == "always()" and steps[-1]["if"] == "always()"
 
 
-@pytest.mark.skipif(not otava.program().exists(), reason="Apache Otava is not installed (make deps)")
-def test_the_gate_passes_steady_runs_and_fails_a_planted_slowdown_naming_the_op(postgres, tmp_path):
+@pytest.fixture(scope="session")
+def otava_installed():
+    shared.need_otava()
+
+
+# otava_installed first: it is set up before PostgreSQL, so a missing Otava skips (or fails) before anything starts.
+def test_the_gate_passes_steady_runs_and_fails_a_planted_slowdown_naming_the_op(otava_installed, postgres, tmp_path):
     results = tmp_path / "results"
     base = {**postgres.env(), "YBBENCH": f"{sys.executable} -m ybbench", "RESULTS": str(results), "K6": str(BIN / "k6"),
             "BENCH_DURATION": "5s",

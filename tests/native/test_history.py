@@ -22,12 +22,16 @@ import pytest
 from ybbench.core.files import write_json
 from ybbench.report import otava
 
-from ..support import results_files
+from ..support import results_files, shared
 from ..support.stack import REPO
 from ..support.ybbench_cli import ybbench
 
-if not otava.program().exists():
-    pytest.skip(f"Apache Otava is not installed at {otava.program()} (make deps)", allow_module_level=True)
+
+@pytest.fixture(scope="session", autouse=True)
+def otava_installed():
+    # Every test here runs Otava: missing, they skip (fail under YBBENCH_REQUIRE_TOOLS=1) before any fixture starts.
+    shared.need_otava()
+
 
 N, STEP = 60, 30
 

@@ -26,16 +26,19 @@ import pytest
 
 from ybbench.core.files import write_json
 from ybbench.doctor.grafana_sql import expand
-from ybbench.report import otava
 
-from ..support import results_files
+from ..support import results_files, shared
 from ..support.stack import pgpass
 from ..support.dashboards import sql_queries
 from ..support.history_db import new_store_database, run_reader_sql
 from ..support.ybbench_cli import ybbench
 
-if not otava.program().exists():
-    pytest.skip(f"Apache Otava is not installed at {otava.program()} (make deps)", allow_module_level=True)
+
+@pytest.fixture(scope="session", autouse=True)
+def otava_installed():
+    # Every test here runs Otava: missing, they skip (fail under YBBENCH_REQUIRE_TOOLS=1) before any fixture starts.
+    shared.need_otava()
+
 
 T0 = 1_800_000_000.0  # the first selects run; one run a minute
 # sql-selects: ops/s steps down 40% at the fifth run (Otava's change point); p99 flat.

@@ -4,10 +4,10 @@ it skips, naming the path, unless YBBENCH_REQUIRE_SHARED=1 (set by .ci/run
 wherever ../shared exists), which makes that skip a failure.
 
 Likewise the tools a few tests need beyond the stack (sysbench, root and
-unshare(1), k6-operator's module in the Go module cache): a machine without
-them skips those tests, saying what is missing, unless
-YBBENCH_REQUIRE_TOOLS=1 (set by .ci/run, where native/install-deps.sh and
-native/build.sh put them), which makes the skip a failure."""
+unshare(1), k6-operator's module in the Go module cache, Apache Otava's
+venv): a machine without them skips those tests, saying what is missing,
+unless YBBENCH_REQUIRE_TOOLS=1 (set by .ci/run, where native/install-deps.sh
+and native/build.sh put them), which makes the skip a failure."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
+
+from ybbench.report import otava
 
 from .stack import SHARED
 
@@ -49,3 +51,14 @@ def need_tool(present: bool, missing: str) -> None:
     (or, under YBBENCH_REQUIRE_TOOLS=1, a failure)."""
     if not present:
         _skip_or_fail(missing, REQUIRE_TOOLS)
+
+
+def need_otava() -> None:
+    """need_tool() for Apache Otava's program, which `ybbench history` runs.
+    Call it from a fixture, not at import: pytest refuses a module-level
+    skip or failure as a collection error that stops the whole run. A test
+    module whose tests all need it holds an autouse fixture of session
+    scope, set up before the session's other fixtures (PostgreSQL), so a
+    skip starts nothing."""
+    need_tool(otava.program().exists(),
+              f"Apache Otava is not installed at {otava.program()} (native/install-deps.sh installs it)")
