@@ -83,11 +83,14 @@ def pool(pg: Postgres, results: Path, aid: str, other_view: str, a) -> dict:
 
 
 def blocks(doc: dict, repeat: int) -> list[tuple[list[str], list[str]]]:
+    """Consecutive blocks of 2 x repeat runs in the order they ran; a block not yet finished is left out (a pool
+    stopped early, judged with --pool)."""
     side = {r["testid"]: r["side"] for r in doc["runs"]}
     out = []
     for j in range(0, len(doc["order"]), 2 * repeat):
         part = doc["order"][j:j + 2 * repeat]
-        out.append(([t for t in part if side[t] == "base"], [t for t in part if side[t] == "other"]))
+        if len(part) == 2 * repeat and all(t in side for t in part):
+            out.append(([t for t in part if side[t] == "base"], [t for t in part if side[t] == "other"]))
     return out
 
 
@@ -105,12 +108,27 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, m - c), min(1.0, m + c)
 
 
-def spread(doc: dict, results: Path, aid: str, side: str) -> float:
-    """The between-run sd of log ops/s over one side's compared runs (summary.json: the whole run)."""
-    vals = [r["ops_per_s"]["select"] for r in doc["runs"] if r["side"] == side and not r["warmup"]]
-    logs = [math.log(v) for v in vals]
-    m = sum(logs) / len(logs)
-    return math.sqrt(sum((x - m) ** 2 for x in logs) / (len(logs) - 1))
+def pooled(got: list[dict]) -> tuple[float, float]:
+    """(the between-run sd of log ops/s, each comparison's sides about their own means, pooled; the pool's
+    ratio other/base: exp of the mean log difference over all comparisons)."""
+    ss = df = 0.0
+    diffs = []
+    for g in got:
+        for side in ("base", "other"):
+            logs = [math.log(v) for v in g["values"][side]]
+            m = sum(logs) / len(logs)
+            ss += sum((x - m) ** 2 for x in logs)
+            df += len(logs) - 1
+        diffs.append(math.log(g["ratio"]))
+    return math.sqrt(ss / df), math.exp(sum(diffs) / len(diffs))
+
+
+def runs_for(sd: float, change: float, alpha: float = 0.05, power: float = 0.8) -> int | None:
+    """Runs a side that find `change` with `power` at this between-run sd (Welch, equal runs)."""
+    from ybbench.core import run_stats
+
+    return next((n for n in range(2, 1001)
+                 if run_stats.power_of(change, sd * math.sqrt(2 / n), 2 * (n - 1), alpha) >= power), None)
 
 
 def main() -> None:
@@ -145,26 +163,26 @@ def main() -> None:
             if a.only and a.only != kind:
                 continue
             aid = f"{rid}-{kind}"
+            if a.pool and not (results / aid / "ab.json").is_file():
+                continue
             doc = (json.loads((results / aid / "ab.json").read_text()) if a.pool
                    else pool(pg, results, aid, view, a))
             got = [judge(pg, results, aid, b, o) for b, o in blocks(doc, a.repeat)]
             verdicts = [g["verdict"] for g in got]
             hits = sum(v == "slower" for v in verdicts) if kind == "as" else sum(v in ("faster", "slower")
                                                                                   for v in verdicts)
-            ratios = [g["ratio"] for g in got]
-            sd = (spread(doc, results, aid, "base"), spread(doc, results, aid, "other"))
-            rows.append((kind, len(got), hits, ratios, sd, verdicts))
+            rows.append((kind, len(got), hits, *pooled(got)))
             for g in got:
                 print(f"  {kind}: {g['ratio']:.4f} [{g['low']:.4f}, {g['high']:.4f}] {g['verdict']}", flush=True)
         print()
-        print(f"{'comparison':<30}{'n':>4}{'verdicts':>10}{'rate':>8}{'95% interval':>18}"
-              f"{'median ratio':>14}{'run sd A / other':>20}")
-        for kind, n, hits, ratios, sd, _ in rows:
+        print(f"{'comparison':<26}{'n':>4}{'verdicts':>10}{'rate':>7}{'95% (Wilson)':>16}{'pool ratio':>12}"
+              f"{'run sd':>9}{'runs a side for 5% / the ratio':>34}")
+        for kind, n, hits, sd, ratio in rows:
             lo, hi = wilson(hits, n)
-            what = "A/A: faster or slower" if kind == "aa" else f"A/S ({100 * a.slowdown:g}% planted): slower"
-            med = sorted(ratios)[len(ratios) // 2]
-            print(f"{what:<30}{n:>4}{hits:>10}{hits / n:>8.2f}{f'[{lo:.2f}, {hi:.2f}]':>18}{med:>14.4f}"
-                  f"{f'{100 * sd[0]:.2f}% / {100 * sd[1]:.2f}%':>20}")
+            what = "A/A: faster or slower" if kind == "aa" else "A/S: slower"
+            need = f"{runs_for(sd, 0.05)} / {runs_for(sd, abs(ratio - 1)) if kind == 'as' else '-'}"
+            print(f"{what:<26}{n:>4}{hits:>10}{hits / n:>7.2f}{f'[{lo:.2f}, {hi:.2f}]':>16}{ratio:>12.4f}"
+                  f"{100 * sd:>8.2f}%{need:>34}")
     finally:
         if pg:
             pg.stop()
