@@ -6,7 +6,8 @@ venv native/install-deps.sh makes); `ybbench history` must report exactly
 its change points. The store: two processes recording at once both land; a
 corrupt or foreign store is refused naming it and left byte-identical;
 importing twice gives the same store. The gate: exit 1 on a planted
-regression, naming the op; 0 on a flat series."""
+regression, naming the op (ops/s down, p99 up); 0 on a flat series, on p99
+going down and once the newest runs are back."""
 
 from __future__ import annotations
 
@@ -155,6 +156,54 @@ def test_the_gate_fails_on_a_planted_regression_naming_the_op_and_passes_a_flat_
     p = history(flat, "--fail-on", "regression")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "regression" not in p.stderr
+
+
+def segments(seed: int, *levels: tuple[int, float], noise: float) -> list[float]:
+    """`count` runs at each (count, level) in turn, each off its level by `noise` (relative, normal)."""
+    rng = np.random.default_rng(seed)
+    return [level * (1 + noise * rng.standard_normal()) for count, level in levels for _ in range(count)]
+
+
+@pytest.mark.parametrize("p99_after", [5.0, 3.0])
+def test_the_gate_fails_on_p99_going_up_and_passes_it_going_down(tmp_path, p99_after):
+    # The other gate tests plant ops/s drops: here p99 alone steps (ops/s flat), so a p99 judged as if higher
+    # were better fails this test both ways. Lower is better: up is a regression, down is not.
+    ops = segments(7, (16, 1000.0), noise=0.02)
+    p99 = segments(8, (8, 4.0), (8, p99_after), noise=0.03)
+    worse = np.mean(p99[8:]) > np.mean(p99[:8])
+    pct = (np.mean(p99[8:]) / np.mean(p99[:8]) - 1) * 100
+    results = tmp_path / "results"
+    fake_runs(results, "lat", ops, p99)
+    assert history(results, "import").returncode == 0
+    p = history(results, "--fail-on", "regression")
+    (s,) = json.loads((results / "history" / "history.json").read_text())["series"]
+    (c,) = s["change_points"]  # p99's step, where it was planted; none on ops/s
+    assert (c["metric"], c["index"]) == ("select_p99_ms", 8)
+    assert p.returncode == (1 if worse else 0), p.stdout + p.stderr
+    assert c["regression"] == worse and ("worse" in p.stdout) == worse, p.stdout
+    assert (f"regression: sql-selects select p99 ms {pct:+.1f}% from run lat-08" in p.stderr) == worse, p.stderr
+
+
+@pytest.mark.parametrize("recovered", [True, False])
+def test_the_gate_passes_once_the_newest_runs_are_back_and_fails_while_they_are_not(tmp_path, recovered):
+    # ops/s drops 20% at run 12 and (recovered) comes back at run 24: Otava finds both changes, and the gate
+    # fails only while the newest segment's mean is still under the mean before the drop. 12 runs a segment:
+    # with 8, Otava found neither change in two draws of three.
+    ops = segments(3, (12, 1000.0), (12, 800.0), (12, 1000.0), noise=0.02)[:36 if recovered else 24]
+    still_worse = np.mean(ops[-12:]) < np.mean(ops[:12])
+    drop = (np.mean(ops[12:24]) / np.mean(ops[:12]) - 1) * 100
+    # The plant: this draw's recovery is over the old mean (the gate compares means with no allowance for
+    # noise: 7 draws of 9 back at the same level came out under it, and fail the gate).
+    assert still_worse == (not recovered)
+    results = tmp_path / "results"
+    fake_runs(results, "rec", ops, segments(4, (len(ops), 4.0), noise=0.03))
+    assert history(results, "import").returncode == 0
+    p = history(results, "--fail-on", "regression")
+    (s,) = json.loads((results / "history" / "history.json").read_text())["series"]
+    assert [(c["metric"], c["index"]) for c in s["change_points"]] == [("select_ops_per_s", 12)] + (
+        [("select_ops_per_s", 24)] if recovered else [])
+    assert p.returncode == (1 if still_worse else 0), p.stdout + p.stderr
+    assert (f"regression: sql-selects select ops/s {drop:+.1f}% from run rec-12" in p.stderr) == still_worse, p.stderr
 
 
 def test_a_change_says_what_differs_and_order_by_label(tmp_path):
