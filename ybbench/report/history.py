@@ -143,7 +143,10 @@ def analyze_series(runs: list[dict], magnitude: float = 0.0) -> dict:
 def regressions(series: dict) -> list[dict]:
     """The change points that made a metric worse and that its newest runs
     have not come back from: the last segment's mean (Otava's, after the
-    metric's last change point) is still worse than the mean before it."""
+    metric's last change point) is still nearer the worse level than the
+    one before (past the midpoint of the change). Not "still below the
+    old mean": a series back at its old level lands under it about half
+    the time by noise alone, and the gate would keep failing after the fix."""
     direction = {m["name"]: m["direction"] for m in series["metrics"]}
     by_metric: dict[str, list[dict]] = {}
     for c in series["change_points"]:
@@ -151,7 +154,8 @@ def regressions(series: dict) -> list[dict]:
     found = []
     for name, cps in by_metric.items():
         newest = cps[-1]["mean_after"]
-        found += [c for c in cps if c["regression"] and (newest - c["mean_before"]) * direction[name] < 0]
+        found += [c for c in cps if c["regression"]
+                  and (newest - (c["mean_before"] + c["mean_after"]) / 2) * direction[name] < 0]
     return found
 
 
