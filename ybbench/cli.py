@@ -58,7 +58,7 @@ def _run(a: argparse.Namespace) -> int:
             a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki,
             settings=a.set, quiet=a.quiet, generators=a.generators, events=a.event, before=before,
             labels=history_record.parse_labels(a.label),
-            warmup_s=seconds("--warmup", a.warmup) if a.warmup not in (None, "0", "0s") else 0,
+            warmup_s=seconds("--warmup", a.warmup, zero=True) if a.warmup else 0,
         )
     except refused as e:
         print(f"ybbench: run not started: doctor failed: {e}. Fix it and run again; to run anyway, "

@@ -53,10 +53,6 @@ class Spread:
     runs: list[str] = field(default_factory=list)
     source: str = ""
 
-    @property
-    def sd(self) -> float | None:
-        return math.sqrt(self.ss / self.df) if self.df > 0 else None
-
 
 def spread_of(groups: dict[str, list[tuple[str, float]]], source: str) -> Spread:
     """groups: series name -> [(run id, value)]; values <= 0 left out."""
@@ -95,8 +91,8 @@ def compare(base: list[float], other: list[float], alpha: float = 0.05, history:
 
     if not 0 < alpha < 1:
         raise ValueError(f"alpha {alpha}: between 0 and 1")
-    xb = np.log([v for v in base]) if base and all(v and v > 0 for v in base) else None
-    xo = np.log([v for v in other]) if other and all(v and v > 0 for v in other) else None
+    xb = np.log(base) if base and all(v and v > 0 for v in base) else None
+    xo = np.log(other) if other and all(v and v > 0 for v in other) else None
     out = {"ratio": None, "low": None, "high": None, "pvalue": None, "df": None, "alpha": alpha,
            "runs": {"base": len(base), "other": len(other)},
            "spread": {"base": _cv(base), "other": _cv(other), "pooled": None, "history_runs": [],

@@ -140,7 +140,7 @@ def plan(a) -> Plan:
         both = sorted(set(knobs) & set(settings))
         if both:
             raise UserError(f"--{side} {both[0]}: also given with --set; a knob is either common or a side's")
-    warm = seconds("--warmup", a.warmup) if a.warmup not in ("0", "0s") else 0.0
+    warm = seconds("--warmup", a.warmup, zero=True)
     for side in SIDES:
         k6run.warmup_params(warm, {**settings, **sides[side]})
     labels = {s: history_record.parse_labels(getattr(a, f"{s}_label")) for s in SIDES}

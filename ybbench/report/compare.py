@@ -208,11 +208,12 @@ def _check_pair(base: run_folder.Run, o: run_folder.Run, allow_different: bool) 
 
 def compare_runs(results: Path, base_id: str | compare_groups.Group, other_ids: list, prometheus: str | None,
                  alpha: float, allow_different: bool, where: dict[str, Path] | None = None,
-                 history: str | None = None) -> dict:
+                 history: compare_groups.History | None = None) -> dict:
     """Each other group of runs against the base group, per op in all of
     their runs. A plain id is a group of one. where: the folder that holds a
     run, when not `results` (a reproduce's phases); history: the store whose
     earlier runs give a side of one run its run-to-run spread."""
+    history = history or compare_groups.History(None)
     if not 0 < alpha < 1:
         raise UserError(f"--alpha {alpha}: between 0 and 1")
     sides = [g if isinstance(g, compare_groups.Group) else compare_groups.Group(g, [g], results)
@@ -246,7 +247,7 @@ def compare_runs(results: Path, base_id: str | compare_groups.Group, other_ids: 
             raise UserError(f"{base_g.label} and {g.label} have no operation in every run of both")
     wanted = set().union(*compared.values())
     doc = {"base": base_g.label, "others": [g.label for g in other_gs], "groups": {g.label: g.runs for g in sides},
-           "prometheus": prometheus, "alpha": alpha, "method": STATISTICS, "history": history, "runs": {},
+           "prometheus": prometheus, "alpha": alpha, "method": STATISTICS, "history": history.shown, "runs": {},
            "comparisons": []}
     for t, r in runs.items():
         start, end = r.window
@@ -279,7 +280,7 @@ STATISTICS = ("the run is the unit: one value per run (mean ops/s over its measu
               f"{run_stats.MIN_POOLED_DF} degrees of freedom of run-to-run spread")
 
 
-def _op_stat(doc: dict, runs: dict, base_g, g, op: str, alpha: float, history: str | None) -> dict:
+def _op_stat(doc: dict, runs: dict, base_g, g, op: str, alpha: float, history: compare_groups.History) -> dict:
     fig = doc["runs"]
     tb = [fig[t]["ops"][op]["throughput"] for t in base_g.runs]
     to = [fig[t]["ops"][op]["throughput"] for t in g.runs]
@@ -291,7 +292,7 @@ def _op_stat(doc: dict, runs: dict, base_g, g, op: str, alpha: float, history: s
     def spread(field: str):
         if not single:
             return None, None
-        return compare_groups.history_spread(history, keys, exclude, op, field)
+        return history.spread(keys, exclude, op, field)
 
     hist, why = spread("ops_per_s")
     stat = run_stats.compare(vb, vo, alpha, hist)
@@ -345,7 +346,8 @@ def phases_of(results: Path, rid: str) -> dict[str, str] | None:
 
 
 def compare_reproduces(results: Path, base: str, others: list[str], phases: dict[str, dict | None],
-                       prometheus: str | None, alpha: float, allow_different: bool, history: str | None = None) -> dict:
+                       prometheus: str | None, alpha: float, allow_different: bool,
+                       history: compare_groups.History | None = None) -> dict:
     """Two (or more) `ybbench reproduce` runs: each phase against the base's
     phase of the same name, as runs are compared; compare.json's `phases`
     holds one run comparison per phase. phases: each id's phases_of, read once."""
@@ -489,7 +491,7 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
     # Series (sweeps, designs, scale fits): compare_series.py, given this module's per_second.
     from ybbench.report import compare_series
 
-    history = history_store.location(results_dir, history)
+    history = compare_groups.History(history_store.location(results_dir, history))
     if others and compare_series.any_series(results_dir, [base, *others]):
         if rules:
             raise UserError("--fail-on: gates runs (and reproduces) against runs; sweeps, designs and scale fits "

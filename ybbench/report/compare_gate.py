@@ -4,13 +4,14 @@
               significance (its interval lies below 1: verdict "slower") and
               by more than N% (ratio <= 1 - N/100);
   p99:+N%     fails when an OTHER's p99 of an op is higher with significance
-              (the interval of the p99 ratio from both runs' per-second
-              histograms lies above 1) and by more than N% (ratio >= 1 + N/100).
+              (the interval of the ratio of the sides' runs' p99, each over its
+              measured window, lies above 1) and by more than N% (ratio >= 1 + N/100).
 
 Exit 1 when a rule fails (each op, run and amount named), 0 when none does,
 2 when a rule cannot be judged (no interval: one run a side and no
-history of its series, core/run_stats.py) or is malformed. A slowdown larger than N% whose interval still reaches 1 does not
-fail: the gate says only what the runs show.
+history of its series, core/run_stats.py) or is malformed. A slowdown
+larger than N% whose interval still reaches 1 does not fail: the gate
+says only what the runs show.
 """
 
 from __future__ import annotations

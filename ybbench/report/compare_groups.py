@@ -4,7 +4,7 @@ spread of earlier runs from the history store.
 A side of a comparison is a group of runs: a run id, a comma-separated list
 of run ids (a1,a2,a3), or the id of an `ybbench ab` (its ab.json names the
 base's and the other's runs: `compare AB_ID` alone compares them). One run a
-side has no run-to-run estimate of its own; history_spread() finds one in
+side has no run-to-run estimate of its own; History.spread() finds one in
 the history store: the earlier runs of the same series (workload and knobs
 but the run's own keys, core/history_record.py), the compared runs left
 out, each series' log values from its own mean.
@@ -13,6 +13,7 @@ out, each series' log values from its own mean.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ybbench.core import history_record, history_store, run_folder, run_stats
@@ -68,24 +69,42 @@ def groups(results: Path, base: str, others: list[str]) -> list[Group]:
     return out
 
 
-def history_spread(where: str | None, series_keys: set[str], exclude: set[str], op: str,
-                   field: str) -> tuple[run_stats.Spread | None, str | None]:
-    """(the spread of earlier runs of these series, None or why there is none)."""
-    if where is None:
-        return None, "no history store given"
-    if not history_store.is_postgres(where) and not Path(where).is_file():
-        return None, f"no history store at {history_store.shown(where)}"
-    try:
-        with history_store.Store(where) as store:
-            kept = store.runs()
-    except UserError as e:
-        return None, f"history store not read: {e}"
-    by_series: dict[str, list[tuple[str, float]]] = {}
-    for r in kept:
-        if r["series_key"] in series_keys and r["testid"] not in exclude and op in r["ops"]:
-            by_series.setdefault(r["series_key"], []).append((r["testid"], r["ops"][op].get(field)))
-    spread = run_stats.spread_of(by_series, f"history store {history_store.shown(where)}, {field} of op {op}")
-    return spread, None
+class History:
+    """The history store, read once, and only when a side of one run asks
+    for a spread (a comparison of several ops, or a reproduce's phases,
+    asks many times)."""
+
+    def __init__(self, where: str | None):
+        self.where = where
+
+    @property
+    def shown(self) -> str | None:
+        return history_store.shown(self.where) if self.where else None
+
+    @cached_property
+    def _kept(self) -> tuple[list[dict], str | None]:
+        """(every run in the store, None) or ([], why there are none)."""
+        if self.where is None:
+            return [], "no history store given"
+        if not history_store.is_postgres(self.where) and not Path(self.where).is_file():
+            return [], f"no history store at {self.shown}"
+        try:
+            with history_store.Store(self.where) as store:
+                return store.runs(), None
+        except UserError as e:
+            return [], f"history store not read: {e}"
+
+    def spread(self, series_keys: set[str], exclude: set[str], op: str,
+               field: str) -> tuple[run_stats.Spread | None, str | None]:
+        """(the spread of earlier runs of these series, None) or (None, why there is none)."""
+        kept, why = self._kept
+        if why:
+            return None, why
+        by_series: dict[str, list[tuple[str, float]]] = {}
+        for r in kept:
+            if r["series_key"] in series_keys and r["testid"] not in exclude and op in r["ops"]:
+                by_series.setdefault(r["series_key"], []).append((r["testid"], r["ops"][op].get(field)))
+        return run_stats.spread_of(by_series, f"history store {self.shown}, {field} of op {op}"), None
 
 
 def series_key(run: run_folder.Run) -> str:

@@ -256,19 +256,19 @@ def _step_series(s: Series, step: dict, prom: Prom, per_second) -> tuple[list[fl
     return total, "", parts
 
 
-def _history(base: Series, other: Series, out: dict, history: str | None):
+def _history(base: Series, other: Series, out: dict, history: compare_groups.History):
     """The run-to-run spread of the ceiling steps' series from the history store (one op only), or None."""
     steps = [run_folder.read(s.folder / out["sides"][s.id]["ceiling_step"]) for s in (base, other)]
     ops = {op for r in steps for op in r.summary.get("ops", {})}
     if len(ops) != 1:
         return None
-    spread, _ = compare_groups.history_spread(history, {compare_groups.series_key(r) for r in steps},
-                                              {r.testid for r in steps}, ops.pop(), "ops_per_s")
+    spread, _ = history.spread({compare_groups.series_key(r) for r in steps}, {r.testid for r in steps}, ops.pop(),
+                               "ops_per_s")
     return spread
 
 
 def compare_sweeps(base: Series, other: Series, prom: Prom | None, per_second, alpha: float,
-                   history: str | None = None) -> dict:
+                   history: compare_groups.History | None = None) -> dict:
     mb, mo = base.doc["params"].get("mode"), other.doc["params"].get("mode")
     if mb != mo:
         raise UserError(f"sweep {base.id} is {mb}-model and sweep {other.id} is {mo}-model: an offered-rate sweep "
@@ -308,7 +308,7 @@ def compare_sweeps(base: Series, other: Series, prom: Prom | None, per_second, a
             else:
                 stat = bootstrap.compare(xb, xo, alpha).as_dict()
                 runs = run_stats.compare([sum(xb) / len(xb)], [sum(xo) / len(xo)], alpha,
-                                         _history(base, other, out, history))
+                                         _history(base, other, out, history or compare_groups.History(None)))
                 cr |= {"low": runs["low"], "high": runs["high"], "verdict": runs["verdict"],
                        "series_ratio": stat["ratio"], "between_runs": runs,
                        "bootstrap": stat | {"note": "over the seconds of one step a side: it cannot see what changes "
@@ -480,8 +480,8 @@ def compare(results: Path, base_id: str, other_ids: list[str], prometheus: str |
                           + "; beside it, over their seconds: " + bootstrap.METHOD,
                 "resamples": bootstrap.B, "random_stream": bootstrap.STREAM,
                 "min_blocks": bootstrap.MIN_BLOCKS}
-        doc["comparisons"] = [compare_sweeps(base, o, prom, per_second, alpha, history_store.location(results))
-                              for o in others]
+        history = compare_groups.History(history_store.location(results))
+        doc["comparisons"] = [compare_sweeps(base, o, prom, per_second, alpha, history) for o in others]
     elif base.kind == "design":
         doc["method"] = DESIGN_METHOD
         doc["comparisons"] = [compare_designs(base, o, alpha) for o in others]
