@@ -112,6 +112,18 @@ def test_the_docs_page_is_generated_from_the_schemas():
     assert (REPO / "docs" / "results-format.md").read_text() == schema_docs.render()
 
 
+def test_the_versions_table_names_each_file_whole():
+    # Each path as its schema's x-ybbench-file gives it, up to its notes:
+    # a path cut at its first space read `results/<compare` in the table.
+    paths = {k: schema_docs.file_path(k) for k in schema_docs.ORDER}
+    assert paths["compare"] == "results/<compare id>/compare.json"
+    assert paths["summary"] == "results/<testid>/summary.json"
+    assert paths["doctor"] == "results/doctor.json"
+    for kind, path in paths.items():
+        assert path.count("<") == path.count(">") and path.endswith(".json"), (kind, path)
+        assert f"| `{path}` ({kind}) |" in schema_docs.render()
+
+
 # --- the reader -------------------------------------------------------------------
 
 def test_a_current_folder_reads_as_written(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -162,10 +163,17 @@ def _branches(root: dict) -> list[tuple[str, dict]]:
     return out
 
 
+def file_path(kind: str) -> str:
+    """The path of a kind's file, without the notes after it: `x-ybbench-file`
+    up to its first " (" or ", " ("results/<compare id>/compare.json" whole,
+    not cut at its first space)."""
+    return re.split(r" \(|, ", formats.schema(kind)["x-ybbench-file"], maxsplit=1)[0]
+
+
 def upgrades_text() -> list[str]:
     out = ["## Versions and upgrades", "",
            "| file | version written and read |", "|---|---|"]
-    out += [f"| {formats.schema(k)['x-ybbench-file'].split(' ')[0]} ({k}) | {formats.version(k)} |" for k in ORDER]
+    out += [f"| `{file_path(k)}` ({k}) | {formats.version(k)} |" for k in ORDER]
     out += ["", "A file without `format_version` is version 0: written before ybbench versioned its files. "
             "Older versions are read through these upgrades (`ybbench/core/formats.py`), one version at a time, in memory:", ""]
     seen = []
