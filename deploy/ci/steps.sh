@@ -9,7 +9,7 @@
 #   gate   ybbench history --fail-on regression: exit 1 when the newest runs
 #          are after a change point of GATE_MIN_CHANGE (10%) or more that
 #          made an op worse (names it)
-#   down   the stack removed
+#   down   the stack removed, every profile's services too
 # YBBENCH is how ybbench is run (default: the compose stack's service);
 # BENCH_DURATION each run's DURATION (20s); BENCH_VUS (8); COMMIT the label
 # (default: $GITHUB_SHA, else git's HEAD).
@@ -47,7 +47,9 @@ for step in "$@"; do
       $YBBENCH history $where $store --select workload=sql-selects --fail-on regression \
         --min-change="$MIN_CHANGE" ;;
     down)
-      docker compose down ;;
+      # Every profile's services too: a plain `down` may leave a profile's
+      # containers (bench's ybbench or k6 runs, pg, expand) running.
+      docker compose --profile '*' down ;;
     *)
       echo "steps.sh: unknown step $step (up, bench, gate, down)" >&2; exit 2 ;;
   esac
