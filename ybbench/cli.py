@@ -1,9 +1,23 @@
-"""The `ybbench` command."""
+"""ybbench: benchmarks for YugabyteDB and PostgreSQL-wire databases with k6,
+watched through Prometheus, Loki and Grafana.
+
+examples:
+  ybbench run sql-inserts --vus 16 --duration 60s --testid first
+  ybbench run sql-selects --keys-from first --threshold 'select:p(99)<5ms' --report
+  ybbench ab sql-selects --base VUS=8 --other VUS=16 --repeat 5
+  ybbench compare first second          ybbench doctor
+  ybbench run sql-inserts -- --verbose      (after --: k6 run's own flags)
+
+exit codes: 0 done; 1 a gate (compare/history --fail-on) or doctor failed;
+2 bad input, or a gate that cannot judge; 99 a threshold crossed or a SQL
+error (as k6); any other: k6's own exit code, passed through.
+docs: README.md and docs/; flags and exit codes: docs/cli.md."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -56,9 +70,10 @@ def _run(a: argparse.Namespace) -> int:
     try:
         r = k6run.run(
             a.workload, testid=a.testid, results=Path(a.results), prometheus=a.prometheus, loki=a.loki,
-            settings=a.set, quiet=a.quiet, generators=a.generators, events=a.event, before=before,
+            settings=knob_flags(a), quiet=a.quiet, generators=a.generators, events=a.event, before=before,
             labels=history_record.parse_labels(a.label),
             warmup_s=seconds("--warmup", a.warmup, zero=True) if a.warmup else 0,
+            thresholds=a.threshold, keys_from=a.keys_from, k6_args=a.k6_args,
         )
     except refused as e:
         print(f"ybbench: run not started: doctor failed: {e}. Fix it and run again; to run anyway, "
@@ -72,6 +87,59 @@ def _run(a: argparse.Namespace) -> int:
 
         print(f"report: {report([r.testid], Path(a.results), a.prometheus, None, None)}")
     return r.exit_code
+
+
+def knob_flags(a: argparse.Namespace) -> list[str]:
+    """--set's list with k6's own flags as their knobs: --vus N is VUS, --duration D
+    DURATION, --rate R the open model at R ops/s (--vus its pre-allocated VUs).
+    A flag and a --set of the same knob that disagree are refused."""
+    flags = {}
+    if a.vus is not None:
+        flags["VUS"] = ("--vus", str(a.vus))
+    if a.duration is not None:
+        seconds("--duration", a.duration)
+        flags["DURATION"] = ("--duration", a.duration)
+    if a.rate is not None:
+        flags["LOAD_MODEL"] = ("--rate", "constant-arrival-rate")
+        flags["RATE"] = ("--rate", str(a.rate))
+    given = catalog.parse_settings(a.set)
+    for knob, (flag, value) in flags.items():
+        if knob in given and given[knob] != value:
+            raise UserError(f"{flag} and --set {knob}={given[knob]}: give one")
+    return [*a.set, *(f"{k}={v}" for k, (_, v) in flags.items() if k not in given)]
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: a whole number, 1 or more")
+    return n
+
+
+def _version() -> str:
+    """ybbench's version, the k6 it would run and that k6's extensions."""
+    import ybbench
+    from ybbench.run import versions
+
+    lines = [f"ybbench {ybbench.__version__}"]
+    k6 = os.environ.get("K6") or shutil.which("k6")
+    found = versions.k6_versions(k6) if k6 else {}
+    lines.append(f"k6 {found.pop('k6')} ({k6})" if "k6" in found else
+                 f"k6: {'not found: put it on PATH or set K6' if not k6 else f'{k6} does not answer `k6 version`'}")
+    lines += [f"  {module}: {what}" for module, what in sorted(found.items())]
+    return "\n".join(lines)
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
 
 
 def _record(folder: Path, results: Path, history: str | None) -> None:
@@ -109,12 +177,15 @@ def _scale(a: argparse.Namespace) -> int:
     # numpy, scipy and matplotlib load only for this command.
     from ybbench.experiments.scale import analysis as scale_report
 
-    if (a.results is None) == (a.clusters is None) or (a.results is not None and a.workload is not None) \
+    if Path(a.runs_dir).is_file():
+        raise UserError(f"scale --results {a.runs_dir}: a file; --results is the results folder, as everywhere: "
+                        "give throughput measured elsewhere as --throughput FILE")
+    if (a.throughput is None) == (a.clusters is None) or (a.throughput is not None and a.workload is not None) \
             or (a.clusters is not None and a.workload is None):
-        raise UserError("scale: give either --results FILE (throughput measured elsewhere) "
+        raise UserError("scale: give either --throughput FILE (throughput measured elsewhere) "
                         "or WORKLOAD --clusters FILE (run the workload once per cluster)")
-    if a.results is not None:
-        return scale_report.from_results(a.results, a.out, a.alpha)
+    if a.throughput is not None:
+        return scale_report.from_results(a.throughput, a.out, a.alpha)
     return scale_report.from_runs(a.workload, a.clusters, vus_per_node=a.vus_per_node, duration=a.duration,
                                   settings=a.set, runs_dir=Path(a.runs_dir), prometheus=a.prometheus,
                                   testid=a.testid, quiet=a.quiet, out=a.out, alpha=a.alpha)
@@ -200,8 +271,9 @@ def _validate(a: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ybbench", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+    p = argparse.ArgumentParser(prog="ybbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action=_VersionAction, help="ybbench's version, k6's and its extensions'")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     t = sub.add_parser("targets", help="write Prometheus target files for a cluster")
     t.add_argument("--cluster", required=True, help="cluster name (the node_prefix label)")
@@ -222,6 +294,16 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
     r.add_argument("--loki", help="Loki URL to keep the run's k6 log, e.g. http://127.0.0.1:3100")
     r.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob")
+    r.add_argument("--vus", type=_positive, help="VUs (the knob VUS; with --rate, the VUs k6 pre-allocates)")
+    r.add_argument("--duration", help="how long, e.g. 60s, 5m (the knob DURATION)")
+    r.add_argument("--rate", type=_positive, metavar="OPS_PER_S", help="the open model: operations started per "
+                   "second whatever the latency (LOAD_MODEL=constant-arrival-rate, RATE)")
+    r.add_argument("--keys-from", metavar="TESTID", help="a read workload reads the keys this load run wrote: its "
+                   "KEY_PREFIX and MAX_WRITTEN_KEY (ycsb: RECORD_COUNT) and table, from results/TESTID")
+    r.add_argument("--threshold", action="append", default=[], metavar="[OP:]RULE",
+                   help="k6's threshold syntax on the run's summary.json, e.g. select:p(99)<5ms, rate>=1000, "
+                   "errors==0 (aggregations: avg med max p(50) p(90) p(95) p(99) rate count errors retries "
+                   "keys_missing; run-wide: dropped_iterations rows_written); one crossed exits 99, naming it")
     r.add_argument("--quiet", action="store_true", help="keep k6's output in the log only")
     r.add_argument("--generators", default="1", metavar="N", help="split the run over N k6 processes (execution "
                    "segments, one testid, one merged summary.json; docs/scale-out.md \"Distributed k6\")")
@@ -272,7 +354,7 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level of the intervals (0.05)")
     d.add_argument("--run", action="store_true", help="run every row of the file's run: section with k6 (each "
                    "replication one `ybbench run`), then analyse what they measured")
-    d.add_argument("--id", help="design id (default: <name>-<time>); runs are <id>-r<run>-<replication>")
+    d.add_argument("--testid", "--id", dest="id", help="design id (default: <name>-<time>); runs are <id>-r<run>-<replication>")
     d.add_argument("--resume", metavar="DESIGN_ID", help="go on with this design, skipping its finished runs")
     d.add_argument("--results", help="results folder of --run (default: results/); the design's is <results>/<id>")
     d.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
@@ -283,13 +365,14 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("scale", help="throughput against node count: Universal Scalability Law fit, peak, efficiency")
     c.add_argument("workload", nargs="?", help="with --clusters: the workload to run on each cluster")
-    c.add_argument("--results", metavar="FILE", help="throughput measured elsewhere (YAML or CSV: nodes, throughput)")
+    c.add_argument("--throughput", metavar="FILE", help="throughput measured elsewhere (YAML or CSV: nodes, throughput)")
     c.add_argument("--clusters", metavar="FILE", help="clusters to run on (YAML: name, nodes, ysql_nodes each)")
     c.add_argument("--vus-per-node", type=int, default=4, help="VUs per node of each cluster (4)")
     c.add_argument("--duration", default="30s", help="each run's DURATION (30s)")
     c.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every run")
     c.add_argument("--testid", help="run id prefix; each run is <prefix>-<cluster name> (default: scale-<workload>-<time>)")
-    c.add_argument("--runs-dir", default=str(catalog.REPO / "results"), help="results folder of the runs")
+    c.add_argument("--results", "--runs-dir", dest="runs_dir", default=str(catalog.REPO / "results"),
+                   help="results folder of the runs")
     c.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
     c.add_argument("--quiet", action="store_true", help="keep k6's output in each run's log only")
     c.add_argument("--out", help="a new folder for results.json and scale.png (written whole or not at all)")
@@ -302,7 +385,7 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--max-vus", type=int, help="the doubling list's last step (64)")
     w.add_argument("--rate", help="open model: offered ops/s per step, increasing: 1000,2000,4000")
     w.add_argument("--step-duration", default="30s", help="each step's DURATION (30s)")
-    w.add_argument("--id", help="sweep id (default: sweep-<workload>-<time>); steps are <id>-vus<N>")
+    w.add_argument("--testid", "--id", dest="id", help="sweep id (default: sweep-<workload>-<time>); steps are <id>-vus<N>")
     w.add_argument("--resume", metavar="SWEEP_ID", help="go on with this sweep, skipping its finished steps")
     w.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     w.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
@@ -367,7 +450,7 @@ def parser() -> argparse.ArgumentParser:
                    help="a label of the base's runs (params.json, history store), e.g. commit=abc123")
     b.add_argument("--other-label", action="append", default=[], metavar="KEY=VALUE",
                    help="a label of the other's runs")
-    b.add_argument("--id", help="ab id (default: ab-<workload>-<time>); runs are <id>-base<i>, <id>-other<i>")
+    b.add_argument("--testid", "--id", dest="id", help="ab id (default: ab-<workload>-<time>); runs are <id>-base<i>, <id>-other<i>")
     b.add_argument("--resume", metavar="AB_ID", help="go on with this ab, skipping its finished runs")
     b.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     b.add_argument("--prometheus", help="Prometheus URL for k6 remote write, e.g. http://127.0.0.1:9090")
@@ -391,7 +474,7 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--duration", help="each phase's DURATION (30s)")
     x.add_argument("--cores-per-node", type=int, help="server cores per node (default: this machine's cores "
                    "over the nodes, when YSQL_NODES are all on it)")
-    x.add_argument("--id", help="reproduce id (default: reproduce-<seed>-<time>); phases are <id>-<phase>")
+    x.add_argument("--testid", "--id", dest="id", help="reproduce id (default: reproduce-<seed>-<time>); phases are <id>-<phase>")
     x.add_argument("--resume", metavar="REPRODUCE_ID", help="go on with this reproduce, skipping its finished phases")
     x.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     x.add_argument("--prometheus", help="Prometheus URL: k6 remote write, and CPU and disks from node_exporter")
@@ -454,13 +537,20 @@ def main(argv: list[str] | None = None) -> int:
     # Go runtime takes SIGINT back: otherwise k6 stops, we carry on and
     # record an interrupted run as failed, or the rest of a sweep.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    k6_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    p = parser()
+    args = p.parse_args(argv)
+    if k6_args and args.command != "run":
+        p.error(f"{' '.join(k6_args)}: only `ybbench run` passes what follows -- to k6")
+    args.k6_args = k6_args
     env_defaults(args)
     try:
         return args.func(args)
     except UserError as e:
         print(f"ybbench: error: {e}", file=sys.stderr)
-        return 2
+        return e.exit_code
 
 
 if __name__ == "__main__":

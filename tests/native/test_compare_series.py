@@ -3,7 +3,7 @@ sweeps (1,2 and 1,8 VUs, 10 s steps, with Prometheus), a real `doe --run`
 (seed 002's local 2^(3-1), one replication, 2 s runs) against the same
 runs' y with planted shifts (`doe FILE --out`), and a real `scale --clusters`
 (the one PostgreSQL as 1 to 4 "nodes") against its own points times 1.5
-(`scale --results --out`). Every expected number comes from the runs'
+(`scale --throughput --out`). Every expected number comes from the runs'
 own summary.json, from PromQL written here, or from arithmetic here. Bad
 input (open against closed, a sweep against a run, a sweep without its
 sweep.json, different workloads, an unknown id): exit 2, nothing written."""
@@ -274,7 +274,7 @@ def test_a_real_scale_series_against_its_points_scaled(binaries, postgres, tmp_p
         pts.append({"nodes": run["nodes"], "throughput": 1.5 * sum(o["per_second"] for o in s["ops"].values())})
     (tmp_path / "x15.yaml").write_text(yaml.safe_dump({"name": "x1.5", "throughput": {"name": "ops", "unit": "ops/s"},
                                                        "rows": pts}))
-    assert ybbench("scale", "--results", tmp_path / "x15.yaml", "--out", results / "x15").returncode == 0
+    assert ybbench("scale", "--throughput", tmp_path / "x15.yaml", "--out", results / "x15").returncode == 0
     out = tmp_path / "c"
     p = ybbench("compare", "real", "x15", "--results", results, "--out", out)
     assert p.returncode == 0, p.stderr

@@ -57,7 +57,7 @@ def check_chart(res: dict, out: Path) -> None:
 
 def test_seed_003_analytic_series(tmp_path):
     out = tmp_path / "out"
-    r = ybbench("scale", "--results", SEED_003, "--out", out)
+    r = ybbench("scale", "--throughput", SEED_003, "--out", out)
     assert r.returncode == 0, r.stderr
     res = json.loads((out / "results.json").read_text())
     # every number is 1 / the seed's runtime
@@ -89,7 +89,7 @@ def test_results_yaml_end_to_end(tmp_path):
     path.write_text(yaml.safe_dump({"name": "synthetic", "throughput": {"name": "ops", "unit": "ops/s"},
                                     "rows": rows}))
     out = tmp_path / "out"
-    r = ybbench("scale", "--results", path, "--out", out)
+    r = ybbench("scale", "--throughput", path, "--out", out)
     assert r.returncode == 0, r.stderr
     res = json.loads((out / "results.json").read_text())
     f = res["fit"]
@@ -123,7 +123,7 @@ def test_results_csv(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text("nodes,throughput\n" + "".join(f"{n},{usl_by_hand(n, 10, 0.1, 0.01):.9g}\n"
                                                    for n in (1, 2, 3, 5, 8)))
-    r = ybbench("scale", "--results", path)
+    r = ybbench("scale", "--throughput", path)
     assert r.returncode == 0, r.stderr
     assert "σ = 0.1 " in r.stdout and "κ = 0.01 " in r.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.csv"]  # no --out: nothing written

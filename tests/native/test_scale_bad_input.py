@@ -66,15 +66,24 @@ def test_a_bad_results_file_is_named(tmp_path, capsys, case):
     name, text, message = RESULTS_CASES[case]
     path = tmp_path / name
     path.write_text(text)
-    code = main(["scale", "--results", str(path), "--out", str(tmp_path / "out")])
+    code = main(["scale", "--throughput", str(path), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("ybbench: error: ") and message in err, err
     assert_nothing_written(tmp_path, tmp_path / "out")
 
 
+def test_the_old_results_file_spelling_says_the_new_one(tmp_path, capsys):
+    # --results is a folder everywhere; scale's throughput file is --throughput.
+    path = tmp_path / "r.yaml"
+    path.write_text("results:\n  - {nodes: 1, throughput: 10}\n")
+    assert main(["scale", "--results", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert "give throughput measured elsewhere as --throughput FILE" in capsys.readouterr().err
+    assert_nothing_written(tmp_path, tmp_path / "out")
+
+
 def test_a_missing_results_file(tmp_path, capsys):
-    assert main(["scale", "--results", str(tmp_path / "none.yaml")]) == 2
+    assert main(["scale", "--throughput", str(tmp_path / "none.yaml")]) == 2
     assert "none.yaml: cannot read: No such file or directory" in capsys.readouterr().err
 
 
@@ -115,16 +124,16 @@ def test_a_bad_cluster_file_is_named(tmp_path, capsys, case):
 
 
 ARG_CASES = {
-    "neither way in": ([], "give either --results FILE"),
-    "both ways in": (["sql-inserts", "--results", "r.yaml", "--clusters", "c.yaml"], "give either --results FILE"),
-    "a workload with --results": (["sql-inserts", "--results", "r.yaml"], "give either --results FILE"),
-    "--clusters without a workload": (["--clusters", "c.yaml"], "give either --results FILE"),
+    "neither way in": ([], "give either --throughput FILE"),
+    "both ways in": (["sql-inserts", "--throughput", "r.yaml", "--clusters", "c.yaml"], "give either --throughput FILE"),
+    "a workload with --results": (["sql-inserts", "--throughput", "r.yaml"], "give either --throughput FILE"),
+    "--clusters without a workload": (["--clusters", "c.yaml"], "give either --throughput FILE"),
     "unknown workload": (["sql-nothing", "--clusters", "c.yaml"], "unknown workload 'sql-nothing'"),
     "knob set by scale": (["sql-inserts", "--clusters", "c.yaml", "--set", "VUS=8"],
                           "--set VUS: set by `scale` per cluster"),
     "unknown knob": (["sql-inserts", "--clusters", "c.yaml", "--set", "SPEED=8"], "--set SPEED: unknown knob"),
     "vus per node": (["sql-inserts", "--clusters", "c.yaml", "--vus-per-node", "0"], "--vus-per-node 0"),
-    "alpha": (["--results", "r.yaml", "--alpha", "1.5"], "--alpha 1.5: expected a number between 0 and 1"),
+    "alpha": (["--throughput", "r.yaml", "--alpha", "1.5"], "--alpha 1.5: expected a number between 0 and 1"),
     "run id too long": (["sql-inserts", "--clusters", "c.yaml", "--testid", "x" * 64], "run id 'xxxx"),
 }
 
@@ -146,7 +155,7 @@ def test_out_that_exists_is_left_alone(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
     (out / "mine.txt").write_text("keep")
-    assert main(["scale", "--results", str(tmp_path / "r.yaml"), "--out", str(out)]) == 2
+    assert main(["scale", "--throughput", str(tmp_path / "r.yaml"), "--out", str(out)]) == 2
     assert "exists; give a new folder" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["mine.txt"]
 
@@ -171,8 +180,9 @@ def test_unreachable_nodes_fail_at_ybbench_runs_check(tmp_path, binaries):
                         "--duration", "2s", "--runs-dir", tmp_path / "runs", "--quiet", "--out", tmp_path / "out"],
                        cwd=REPO, capture_output=True, text=True, timeout=300,
                        env={**os.environ, "K6": str(BIN / "k6"), "PGPASSWORD": "x"})
-    assert p.returncode == 2, p.stdout + p.stderr
-    assert f"ybbench: error: cluster n1 ({addr}): sql-inserts failed (k6 exit" in p.stderr
+    # k6's own exit code passes through: 107, a script exception (its setup could not connect).
+    assert p.returncode == 107, p.stdout + p.stderr
+    assert f"ybbench: error: cluster n1 ({addr}): sql-inserts failed (k6 exit 107)" in p.stderr
     assert "connection refused" in p.stderr
     assert not (tmp_path / "out").exists()
     assert list((tmp_path / "runs").iterdir()) == []

@@ -190,7 +190,7 @@ def scale_out(tmp_path: Path, results: Path, sid: str, lam, sigma, kappa, unit="
             for i, n in enumerate(NODES) for r in range(2)]
     path = tmp_path / f"{sid}.yaml"
     path.write_text(yaml.safe_dump({"name": sid, "throughput": {"name": "ops", "unit": unit}, "rows": rows}))
-    p = ybbench("scale", "--results", path, "--out", results / sid)
+    p = ybbench("scale", "--throughput", path, "--out", results / sid)
     assert p.returncode == 0, p.stderr
     return json.loads((results / sid / "results.json").read_text())
 
@@ -256,7 +256,7 @@ def test_scale_fit_without_degrees_of_freedom_says_so(tmp_path, results):
     for sid, lam in (("s3a", 100.0), ("s3b", 150.0)):
         path = tmp_path / f"{sid}.csv"
         path.write_text("nodes,throughput\n" + "".join(f"{n},{usl_by_hand(n, lam, 0.1, 0.01):.9g}\n" for n in (1, 2, 4)))
-        assert ybbench("scale", "--results", path, "--out", results / sid).returncode == 0
+        assert ybbench("scale", "--throughput", path, "--out", results / sid).returncode == 0
     p = compare(results, "s3a", "s3b", out=tmp_path / "c")
     assert p.returncode == 0, p.stderr
     (c,) = json.loads((tmp_path / "c" / "compare.json").read_text())["comparisons"]

@@ -17,7 +17,7 @@ SCRIPTS = REPO / "k6-scripts"
 # YBBENCH_NATIVE is the old name of YBBENCH_GO_HELPERS, still accepted
 # (k6-scripts/lib/go_helpers.js).
 KNOBS = (
-    "DB_DRIVER YBBENCH_GO_HELPERS YBBENCH_NATIVE YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_CONNECT_TIMEOUT DB_STATEMENT_TIMEOUT_MS TABLE KEY_PREFIX "
+    "DB_DRIVER YBBENCH_GO_HELPERS YBBENCH_NATIVE YSQL_NODES DB_USER DB_NAME DB_SSLMODE DB_SSLROOTCERT DB_CONNECT_TIMEOUT DB_STATEMENT_TIMEOUT_MS TABLE KEY_PREFIX "
     "NUM_UNIQUE_KEYS MAX_WRITTEN_KEY ROW_BYTES VUS DURATION "
     # load models, retries, sessions (k6-scripts/lib/run.js, metrics.js, config.js)
     "LOAD_MODEL RATE MAX_VUS START_RATE STAGES MAX_RETRIES ISOLATION OP_LATENCY_SUMMARY "
@@ -37,6 +37,10 @@ TESTID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # run repeated after an interruption (sweep, doe) needs a fresh prefix, or
 # its inserts collide with the keys the first attempt wrote.
 NEW_KEYS = frozenset({"sql-inserts", "sql-secondary-index", "kv-load"})
+# Workloads that read the keys a load run wrote, and that load's workload
+# (run --keys-from, reproduce's `reads`).
+READS_KEYS_OF = {"sql-selects": "sql-inserts", "sql-updates": "sql-inserts", "kv-read-heavy": "kv-load",
+                 "kv-recent-read-heavy": "kv-load", "kv-random-read": "kv-load", "ycsb": "ycsb-load"}
 
 
 def fresh_prefix(kind: str) -> str:

@@ -83,5 +83,5 @@ def keeps_finished(folder: Path, doc: dict, name: str, what: str, series_id: str
             write_json(folder / name, doc)
             if isinstance(e, UserError):
                 raise UserError(f"{e} (the finished {what} are kept in {folder}: --resume {series_id} "
-                                "to go on)") from None
+                                "to go on)", exit_code=e.exit_code) from None
         raise

@@ -255,7 +255,7 @@ class Campaign:
             if self.RECORD:
                 raise  # keeps_finished says where the finished runs are
             kept = f"; the {self.WHAT} before it are kept in {self.results}" if n > 1 else ""
-            raise UserError(f"{child.head}: {e}{kept}") from None
+            raise UserError(f"{child.head}: {e}{kept}", exit_code=e.exit_code) from None
         return self._read(child, where / child.testid)
 
     def _added(self, doc: dict, child: Child, rec: dict, last: bool, where: Path) -> bool:

@@ -18,7 +18,7 @@ from ybbench.core.catalog import KNOBS, REPO, SCRIPTS, SECRET_NAMES, TESTID, par
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
-from ybbench.run import faults, versions
+from ybbench.run import faults, keys_from as keys_from_run, thresholds as check_thresholds, versions
 from ybbench.run import load_generators as gen
 from ybbench.run.k6_process import (
     K6_DASHBOARD_ENV,
@@ -48,13 +48,19 @@ def run(
     labels: dict[str, str] | None = None,
     before: Callable[[Path], None] | None = None,
     warmup_s: float = 0,
+    thresholds: list[str] = (),
+    keys_from: str | None = None,
+    k6_args: list[str] = (),
 ) -> RunResult:
     """on_line sees each line of k6's output as it comes (a live progress);
     events are AT:ACTION:SERVICE faults on the compose stack (faults.py);
     before(stage) runs once the input is checked, before k6 starts, in the
     run's staged folder (run --doctor: it keeps doctor.json there, or raises
     to refuse the run, and no folder is left). warmup_s: the seconds at
-    the start that compare leaves out of the measured window (params.json)."""
+    the start that compare leaves out of the measured window (params.json).
+    thresholds: k6-syntax rules judged on summary.json (run/thresholds.py);
+    keys_from: the load run whose keys a read workload reads (keys_from.py);
+    k6_args: passed to `k6 run` as they are."""
     if workload not in workloads():
         raise UserError(f"unknown workload {workload!r}; known: {', '.join(workloads())}")
     testid = testid or f"{workload}-{time.strftime('%Y%m%dT%H%M%S')}"
@@ -62,6 +68,20 @@ def run(
         raise UserError(f"--testid {testid!r}: use 1-64 letters, digits, . _ -")
     knobs = parse_settings(list(settings))
     extra = warmup_params(warmup_s, knobs)
+    rules = check_thresholds.parse(list(thresholds))
+    check_k6_args(list(k6_args))
+    if keys_from:
+        found = keys_from_run.knobs(workload, keys_from, results)
+        clash = {k: (knobs[k], v) for k, v in found.items() if k in knobs and knobs[k] != v}
+        if clash:
+            raise UserError(f"--keys-from {keys_from}: " + "; ".join(
+                f"{k}={mine} given, the run's is {theirs}" for k, (mine, theirs) in clash.items()))
+        knobs = {**found, **knobs}
+        extra["keys_from"] = keys_from
+    if rules:
+        extra["thresholds"] = [r.text for r in rules]
+    if k6_args:
+        extra["k6_args"] = list(k6_args)
     n_gen = gen.count(generators)
     gen.check_vus(n_gen, knobs)
     planned = []
@@ -92,9 +112,10 @@ def run(
         cmd += ["--out", "experimental-prometheus-rw"]
     if labels and n_gen > 1:
         raise UserError("--label: with one k6 process only (--generators 1) for now")
+    cmd += list(k6_args)
     if n_gen > 1:  # execution segments over N k6 processes (load_generators.py)
         return gen.run(workload, testid, final, cmd, env, n_gen, prometheus=prometheus, loki=loki, quiet=quiet,
-                       on_line=on_line, before=before, extra=extra)
+                       on_line=on_line, before=before, extra=extra, thresholds=rules)
 
     with staged_dir(final) as stage:
         if before:
@@ -137,7 +158,7 @@ def run(
         if loki:
             logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid}, stamped)
         if code not in K6_RAN:
-            raise UserError(f"{workload} failed (k6 exit {code}): {k6_error(stage / 'k6.log')}")
+            raise UserError(f"{workload} failed (k6 exit {code}): {k6_error(stage / 'k6.log')}", exit_code=code)
         finished = time.time()
         summary = stage / run_folder.SUMMARY
         if summary.exists():  # k6's handleSummary wrote it (k6-scripts/lib/summary.js)
@@ -147,6 +168,7 @@ def run(
                 if not quiet:
                     print(f"  {op} latency from Prometheus (native histogram): p50 {lat['p50']:.3f} ms, "
                           f"p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms")
+        judged = check_thresholds.apply(stage, rules, code, quiet)
         formats.write(
             stage / run_folder.PARAMS,
             "params",
@@ -171,7 +193,25 @@ def run(
         # fault did not: it is not the run that was asked for.
         raise UserError(f"run {testid} ({final}) did not get its events: " + "; ".join(
             f"{e['action']} {e['service']} at {e['at_s']:g} s failed: {e['output'][-300:]}" for e in failed))
-    return RunResult(testid, final, code)
+    return RunResult(testid, final, judged)
+
+
+# k6 run flags that would undo what ybbench sets: the load model (the
+# workload's scenario, from knobs), the summary file, the REST API's port,
+# the execution segments of --generators.
+OWN_K6_FLAGS = {"-u": "--vus", "--vus": "--vus", "-d": "--duration", "--duration": "--duration",
+                "-i": "a knob", "--iterations": "a knob", "-s": "knobs", "--stage": "knobs",
+                "--summary-export": "results/<testid>/summary.json", "--address": "a free port chosen by ybbench",
+                "-a": "a free port chosen by ybbench", "--execution-segment": "--generators",
+                "--execution-segment-sequence": "--generators", "--no-thresholds": "--threshold",
+                "--no-summary": "summary.json"}
+
+
+def check_k6_args(args: list[str]) -> None:
+    for arg in args:
+        flag = arg.split("=", 1)[0]
+        if flag in OWN_K6_FLAGS:
+            raise UserError(f"-- {arg}: ybbench sets this for k6 (use {OWN_K6_FLAGS[flag]} instead)")
 
 
 def warmup_params(warmup_s: float, knobs: dict[str, str]) -> dict:

@@ -31,6 +31,7 @@ from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
 from ybbench.core.progress import parse_k6_progress
 from ybbench.run import summary_merge
+from ybbench.run import thresholds as check_thresholds
 from ybbench.run.k6_process import K6_DASHBOARD_ENV, K6_GO_ENV, K6_RAN, K6_REPORT, RunResult, k6_error
 
 # One k6 uses a few cores well; more processes than this on one host is a
@@ -122,7 +123,7 @@ def _stop(gens: list[Generator]) -> None:
 
 def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[str, str], n: int, *,
         prometheus: str | None, loki: str | None, quiet: bool, on_line: Callable[[str], None] | None,
-        before: Callable[[Path], None] | None = None, extra: dict | None = None):
+        before: Callable[[Path], None] | None = None, extra: dict | None = None, thresholds=()):
     """Runs the N processes of one test into `final` (k6run.run's RunResult)."""
     script = SCRIPTS / f"{workload}.js"
     if "GOMEMLIMIT" not in os.environ and env.get("GOMEMLIMIT") == K6_GO_ENV["GOMEMLIMIT"]:
@@ -184,6 +185,7 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
         if all(series):
             formats.write(stage / per_second.FILE, "per-second", per_second.merge(series, names))
         code = 99 if any(g.code == 99 for g in gens) else 0
+        judged = check_thresholds.apply(stage, list(thresholds), code, quiet)
         formats.write(stage / run_folder.PARAMS, "params", {
             # run.run's params.json, and how the test was split
             "format_version": formats.version("params"), "workload": workload, "testid": testid,
@@ -197,7 +199,7 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
         })
         if not quiet:
             sys.stdout.write(summary_merge.text(merged))
-    return RunResult(testid, final, code)
+    return RunResult(testid, final, judged)
 
 
 def _prometheus_latency(prometheus: str, testid: str, op: str, started: float, finished: float) -> dict | None:
@@ -223,7 +225,7 @@ def _follow(gens: list[Generator], lines: queue.Queue, *, quiet: bool, on_line, 
                 _stop(gens)
                 stopped = f"; stopped {', '.join(others)}" if others else ""
                 raise UserError(f"generator {g.name} (segment {g.segment}) failed (k6 exit {g.code}): "
-                                f"{k6_error(g.folder / 'k6.log')}{stopped}")
+                                f"{k6_error(g.folder / 'k6.log')}{stopped}", exit_code=g.code)
             continue
         if loki:
             g.stamped.append((time.time_ns(), line.rstrip("\n")))

@@ -28,8 +28,7 @@ PHASE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,19}$")
 OWNED_KNOBS = {"DURATION", "KEY_PREFIX", "MAX_WRITTEN_KEY"}
 # Workloads that read keys a load wrote (KEY_PREFIX, MAX_WRITTEN_KEY), and
 # the load whose keys and table they read.
-READERS = {"sql-selects": "sql-inserts", "sql-updates": "sql-inserts", "kv-read-heavy": "kv-load",
-           "kv-recent-read-heavy": "kv-load", "kv-random-read": "kv-load"}
+READERS = {w: load for w, load in catalog.READS_KEYS_OF.items() if load != "ycsb-load"}  # ycsb's phases set RECORD_COUNT
 
 
 @dataclass(frozen=True)
