@@ -456,3 +456,112 @@ def test_the_ybbench_image_builds_the_k6_services_k6():
     assert ignore[0] == "*" and "!results/" not in ignore
     for copied in re.findall(r"^COPY (?!--from)(\S+) ", text, re.M):
         assert f"!{copied.rstrip('/')}" in ignore or f"!{copied.rstrip('/')}/" in ignore, copied
+
+
+def external_config(tmp_path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`docker compose config` at the repository root in external mode as
+    docs/docker-stack.md "Your own cluster" sets it (COMPOSE_FILE, here from
+    the environment rather than the root .env, which wins over neither),
+    every profile a user may name."""
+    settings = {"COMPOSE_FILE": "compose.yaml:compose/external.yaml", "YSQL_NODES": "10.0.0.11:5433,10.0.0.12:5433",
+                "DB_USER": "bench_owner", "DB_NAME": "benchdb", "DB_SSLMODE": "verify-full",
+                "DB_SSLROOTCERT": "certs/root.crt", "YBBENCH_CLUSTER_PASSWORD_FILE": str(tmp_path / "password")}
+    settings.update(env or {})
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "DB_", "YSQL_", "YBBENCH_"))}
+    return subprocess.run(["docker", "compose", *args, "--profile", "bench", "--profile", "pg", "--profile", "expand",
+                           "config", "--format", "json"], cwd=REPO, capture_output=True, text=True,
+                          env={**environ, **{k: v for k, v in settings.items() if v is not None}})
+
+
+def test_external_mode_is_the_stack_without_the_local_cluster(binaries, tmp_path):
+    """compose/external.yaml on compose.yaml: every service of the default
+    project but the six YugabyteDB servers, the fourth tserver and the
+    local node_exporter, even with every profile named; the ybbench and k6
+    services depend on the monitoring only and point at YSQL_NODES; the
+    DB_* knobs pass through; the password is a compose secret of the file
+    named, never an environment value; Prometheus mounts the external
+    target folder, relative to the repository root. The test_compose_external
+    stack runs it; here, the real `docker compose config`."""
+    (tmp_path / "password").write_text("not-read-by-config\n")
+    p = external_config(tmp_path)
+    assert p.returncode == 0 and "variable is not set" not in p.stderr, p.stderr
+    # The default project under the same settings: what external.yaml changes, and only that, differs.
+    ext, default = json.loads(p.stdout), json.loads(external_config(tmp_path, env={"COMPOSE_FILE": "compose.yaml"}).stdout)
+    s, d = ext["services"], default["services"]
+    local = {n for n in d if n.startswith("yb-")} | {"node-exporter"}
+    assert len(local) == 8 and set(s) == set(d) - local, sorted(set(s) ^ (set(d) - local))
+    # Every service both have is the default's, but for the changes external.yaml names.
+    changed = {"prometheus", "ybbench", "k6"}
+    assert {n: s[n] for n in s if n not in changed} == {n: d[n] for n in s if n not in changed}
+    y = s["ybbench"]
+    assert depends(y) == {"prometheus": "service_healthy", "loki": "service_healthy",
+                          "secrets": "service_completed_successfully", "history-db": "service_healthy"}
+    assert depends(s["k6"]) == {"prometheus": "service_healthy"}
+    assert y["environment"]["YSQL_NODES"] == s["k6"]["environment"]["YSQL_NODES"] == "10.0.0.11:5433,10.0.0.12:5433"
+    assert {k: y["environment"].get(k) for k in ("DB_USER", "DB_NAME", "DB_SSLMODE", "DB_SSLROOTCERT")} == {
+        "DB_USER": "bench_owner", "DB_NAME": "benchdb", "DB_SSLMODE": "verify-full", "DB_SSLROOTCERT": "certs/root.crt"}
+    assert y["environment"]["YBBENCH_CLUSTER_LOGS"] == "elsewhere"
+    # Every DB_* knob the workloads read passes through to the service (the k6 service's list has them all).
+    knobs = set(re.findall(r'"(DB_[A-Z_]+)"', (REPO / "k6-scripts" / "lib" / "config.js").read_text()))
+    assert knobs and knobs <= set(d["ybbench"]["environment"]) | {k for k in knobs if os.environ.get(k)}, knobs
+    assert y["secrets"] == [{"source": "cluster_password", "target": "ybbench_cluster_password"}]
+    assert ext["secrets"]["cluster_password"]["file"] == str(tmp_path / "password")
+    assert not [(n, k) for n, svc in s.items() for k in svc.get("environment", {})
+                if "PASSWORD" in k and not k.endswith("_FILE")]
+    mounts = {v["target"]: v for v in s["prometheus"]["volumes"]}
+    targets = mounts["/etc/prometheus/targets"]
+    assert targets["source"] == str(REPO / "prometheus" / "targets" / "external") and targets["read_only"]
+    assert (REPO / "prometheus" / "targets" / "external").is_dir()  # in the repository: not made by the engine as root
+    assert mounts["/etc/prometheus/prometheus.yml"] == d["prometheus"]["volumes"][0]
+    # YBBENCH_TARGETS: an absolute path, or one relative to the repository root from ./ (docs/docker-stack.md).
+    for given, source in (("/srv/targets", "/srv/targets"), ("./my/targets", str(REPO / "my" / "targets"))):
+        other = json.loads(external_config(tmp_path, env={"YBBENCH_TARGETS": given}).stdout)
+        assert {v["target"]: v["source"] for v in other["services"]["prometheus"]["volumes"]}[
+            "/etc/prometheus/targets"] == source
+    bare = external_config(tmp_path, env={"YBBENCH_TARGETS": "my/targets"})  # what the docs warn of
+    assert bare.returncode != 0 and "undefined volume my/targets" in bare.stderr, bare.stderr
+    # The password file too, relative to the repository root.
+    relative = json.loads(external_config(tmp_path, env={"YBBENCH_CLUSTER_PASSWORD_FILE": "secret/pw"}).stdout)
+    assert relative["secrets"]["cluster_password"]["file"] == str(REPO / "secret" / "pw")
+    # No password file: the secret is empty (YSQL's default has no password).
+    none = json.loads(external_config(tmp_path, env={"YBBENCH_CLUSTER_PASSWORD_FILE": None}).stdout)
+    assert none["secrets"]["cluster_password"]["file"] == "/dev/null"
+    # YSQL_NODES is required: external mode names it rather than run against a local cluster it did not start.
+    missing = external_config(tmp_path, env={"YSQL_NODES": None})
+    assert missing.returncode != 0 and "set YSQL_NODES to your cluster" in missing.stderr, missing.stderr
+    # The control: the default project, YSQL_NODES set, still has the whole local cluster behind the service.
+    assert {n for n in depends(d["ybbench"]) if n.startswith("yb-")} == {"yb-tserver-1", "yb-tserver-2", "yb-tserver-3"}
+
+
+def test_the_docs_external_mode_settings_are_what_compose_reads(binaries, tmp_path):
+    """The root .env that docs/docker-stack.md "Your own cluster" writes,
+    read by the real `docker compose config` at a copy of the repository's
+    compose files: the nodes, role and database of the page reach the
+    ybbench service, its password file is the secret's, and no yb-* service
+    is left; every setting its table names is one external.yaml or the
+    ybbench service reads."""
+    page = (REPO / "docs" / "docker-stack.md").read_text()
+    section = page.split("\n## Your own cluster\n", 1)[1].split("\n## ", 1)[0]
+    env_block = re.search(r"cat > \.env <<EOF\n(.*?)\nEOF\n", section, re.S)[1]
+    settings = dict(line.split("=", 1) for line in env_block.splitlines())
+    settings["YBBENCH_CLUSTER_PASSWORD_FILE"] = settings["YBBENCH_CLUSTER_PASSWORD_FILE"].replace(
+        "$HOME", str(tmp_path))
+    for name in ("compose.yaml", "compose", "prometheus", "grafana", "k6-scripts"):
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "DB_", "YSQL_", "YBBENCH_"))}
+    p = subprocess.run(["docker", "compose", "--profile", "bench", "config", "--format", "json"], cwd=tmp_path,
+                       capture_output=True, text=True, env=environ)
+    assert p.returncode == 0, p.stderr
+    project = json.loads(p.stdout)
+    y = project["services"]["ybbench"]["environment"]
+    assert (y["YSQL_NODES"], y["DB_USER"], y["DB_NAME"]) == (settings["YSQL_NODES"], settings["DB_USER"],
+                                                           settings["DB_NAME"])
+    assert project["secrets"]["cluster_password"]["file"] == settings["YBBENCH_CLUSTER_PASSWORD_FILE"]
+    assert not [n for n in project["services"] if n.startswith("yb-")]
+    table = re.findall(r"^\| `([A-Z_]+)[=`]", section, re.M)
+    external = (COMPOSE / "external.yaml").read_text()
+    read = set(re.findall(r"\$\{([A-Z_]+)", external)) | {"COMPOSE_FILE"} | set(y) | set(
+        project["services"]["ybbench"]["environment"])
+    assert table and not [t for t in table if t not in read], table
