@@ -132,10 +132,15 @@ def test_windows_follow_grafanas_intervals():
             assert window == want, f"{q}: window [{window}] in {q.expr}"
 
 
+# The panels read what the users' k6 pushes: k6 v2 (compose's), native
+# histograms asked for as v2 takes them, every series with its feature tag.
+USERS_K6 = {"K6": str(BIN / "k6-v2")}
+
+
 def _k6_open_model(testid: str, prometheus_url: str) -> None:
     env = dict(os.environ, K6_PROMETHEUS_RW_SERVER_URL=f"{prometheus_url}/api/v1/write",
-               K6_PROMETHEUS_RW_PUSH_INTERVAL="1s", K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM="true")
-    subprocess.run([str(BIN / "k6"), "run", "--quiet", "--no-summary", "--tag", f"testid={testid}",
+               K6_PROMETHEUS_RW_PUSH_INTERVAL="1s", K6_FEATURES="native-histograms")
+    subprocess.run([USERS_K6["K6"], "run", "--quiet", "--summary-mode=disabled", "--tag", f"testid={testid}",
                     "-o", "experimental-prometheus-rw", str(REPO / "tests" / "k6" / "dropped_iterations.js")],
                    check=True, capture_output=True, env=env, timeout=120)
 
@@ -155,7 +160,7 @@ def live(prometheus, postgres, tmp_path_factory):
     cpu = Sampler(busy_cpu_seconds)
     try:
         ins = ybbench_run("sql-inserts", postgres, results, testid=f"{run}-ins", prometheus=prometheus.url,
-                          knobs={**common, "DURATION": "30s"})
+                          extra_env=USERS_K6, knobs={**common, "DURATION": "30s"})
         time.sleep(0.3)  # a kernel sample after the run's recorded end
     finally:
         cpu.stop()
@@ -166,20 +171,23 @@ def live(prometheus, postgres, tmp_path_factory):
     postgres.query(f"DELETE FROM postgresqlkeyvalue WHERE k LIKE '{run}:%' "
                    f"AND split_part(k, ':', 2)::bigint % 2 = 1 AND split_part(k, ':', 2)::bigint < {written - 1}")
     sel = ybbench_run("sql-selects", postgres, results, testid=f"{run}-sel", prometheus=prometheus.url,
-                      knobs={**common, "DURATION": "4s", "MAX_WRITTEN_KEY": written})
+                      extra_env=USERS_K6, knobs={**common, "DURATION": "4s", "MAX_WRITTEN_KEY": written})
     assert sel.code == 0, sel.output
     assert sel.metric("ybbench_keys_missing").get("count", 0) > 0, sel.output
     # The same keys again: every insert fails with a unique violation.
     dup = ybbench_run("sql-inserts", postgres, results, testid=f"{run}-dup", prometheus=prometheus.url,
-                      knobs={**common, "DURATION": "3s"})
+                      extra_env=USERS_K6, knobs={**common, "DURATION": "3s"})
     assert dup.metric("ybbench_errors").get("count", 0) > 0, dup.output
     # Every VU updating the same two rows under repeatable read: PostgreSQL
     # answers concurrent updates with 40001, which the workload retries.
     upd = ybbench_run("sql-updates", postgres, results, testid=f"{run}-upd", prometheus=prometheus.url,
-                      knobs={"VUS": 8, "DURATION": "3s", "KEY_PREFIX": run, "MAX_WRITTEN_KEY": 2,
+                      extra_env=USERS_K6, knobs={"VUS": 8, "DURATION": "3s", "KEY_PREFIX": run, "MAX_WRITTEN_KEY": 2,
                              "WRITE_PERCENT": 100, "ISOLATION": "repeatable_read"})
     assert upd.metric("ybbench_retries").get("count", 0) > 0, upd.output
     _k6_open_model(f"{run}-open", prometheus.url)
+    # What the panels below read is k6 v2's: every series with the feature's run tag.
+    series = prometheus.api("series", **{"match[]": f'{{testid=~"{run}-.*"}}'})
+    assert series and all(x.get("k6_feature_native_histograms") == "true" for x in series), series[:3]
     # Rules evaluate every 5s: wait until they have evaluated after the runs.
     done = time.time()
     wait_until(lambda: prometheus.query(f"timestamp(cluster:ybbench_ysql_ops:rate1m) > {done:.3f}"),

@@ -26,7 +26,7 @@ def ops_per_second(width: int = 12):
 
 
 # k6 sends its trends as Prometheus native histograms
-# (K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM): percentiles over each
+# (k6 v2: K6_FEATURES=native-histograms; v1: K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM): percentiles over each
 # window, not over the run so far, and O(1) memory in k6's output.
 # Each statement's own duration: never the inner loop's whole iteration (op=loop).
 LATENCY = f"k6_iteration_duration_seconds{{{K6}, {STATEMENTS}}}"

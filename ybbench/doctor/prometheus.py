@@ -143,7 +143,8 @@ def remote_write(prom: Prom) -> list[Check]:
     # A k6 run already written: its trend must have arrived as a native histogram.
     name = "prometheus k6 latency is a native histogram"
     got = prom.query("last_over_time(k6_iteration_duration_seconds[1d])")
-    expected = "k6_iteration_duration_seconds as native histograms (K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true)"
+    expected = ("k6_iteration_duration_seconds as native histograms (k6 v2: K6_FEATURES=native-histograms; v1: "
+                "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true)")
     if not got:
         # Without native histograms k6 writes a trend as one float series per
         # stat: k6_iteration_duration_p99, _avg, ... (K6_PROMETHEUS_RW_TREND_STATS).
@@ -152,7 +153,8 @@ def remote_write(prom: Prom) -> list[Check]:
         if classic:
             names = ", ".join(sorted(classic))
             out.append(fail(name, expected, f"k6's trends arrived as classic series ({names}), not native histograms",
-                            "run k6 with K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true (ybbench run sets it), "
+                            "run k6 v2 with K6_FEATURES=native-histograms, k6 v1 with "
+                            "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true (ybbench run sets the one its k6 takes), "
                             "into a Prometheus that takes native histograms (3.x)"))
         else:
             out.append(skipped(name, "no k6 run has written to this Prometheus in the last day", expected))

@@ -18,7 +18,7 @@ from ybbench.core.catalog import KNOBS, REPO, SCRIPTS, SECRET_NAMES, TESTID, par
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
-from ybbench.run import faults, keys_from as keys_from_run, thresholds as check_thresholds, versions
+from ybbench.run import faults, k6_features, keys_from as keys_from_run, thresholds as check_thresholds, versions
 from ybbench.run import load_generators as gen
 from ybbench.run.k6_process import (
     K6_DASHBOARD_ENV,
@@ -105,10 +105,10 @@ def run(
         env.update(
             K6_PROMETHEUS_RW_SERVER_URL=f"{prometheus.rstrip('/')}/api/v1/write",
             K6_PROMETHEUS_RW_PUSH_INTERVAL=env.get("K6_PROMETHEUS_RW_PUSH_INTERVAL", "5s"),
-            # Trends as native histograms: percentiles per window in PromQL, and
-            # O(1) memory in k6's output (its p99 stats keep every sample).
-            K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=env.get("K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "true"),
         )
+        # Trends as native histograms: percentiles per window in PromQL, and
+        # O(1) memory in k6's output (its p99 stats keep every sample).
+        k6_features.native_histograms(k6, env)
         cmd += ["--out", "experimental-prometheus-rw"]
     if labels and n_gen > 1:
         raise UserError("--label: with one k6 process only (--generators 1) for now")
