@@ -437,6 +437,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--other", action="append", default=[], metavar="KNOB=VALUE",
                    help="a knob of the other's runs only")
     b.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a knob of every run")
+    b.add_argument("--keys-from", metavar="TESTID", help="as run's: a read workload reads the keys this load run "
+                   "wrote (every run of both sides)")
     b.add_argument("--repeat", type=int, default=ab_defaults.REPEAT,
                    help=f"compared runs a side ({ab_defaults.REPEAT}: docs/reports.md \"Comparing runs\")")
     b.add_argument("--warmup", default=ab_defaults.WARMUP, metavar="DURATION", help="the first seconds of each run "

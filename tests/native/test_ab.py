@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import uuid
 
 import pytest
@@ -37,7 +38,7 @@ def keys(postgres, tmp_path_factory):
     for name, n in ((BASE_VIEW, 1), (SLOW_VIEW, 2000)):
         postgres.query(f"CREATE OR REPLACE VIEW {name} AS SELECT k, v FROM postgresqlkeyvalue "
                        f"WHERE md5(repeat(k, {n})) <> ''")
-    return {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins.digest()["rows_written"]}
+    return {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins.digest()["rows_written"], "folder": ins.folder}
 
 
 def ab(postgres, results, aid, *args, knobs=None):
@@ -50,6 +51,11 @@ def ab(postgres, results, aid, *args, knobs=None):
     return ybbench(*cmd, *args, env=env, timeout=600)
 
 
+def read_keys(keys: dict) -> dict:
+    """The load's keys as knobs set by hand."""
+    return {k: keys[k] for k in ("KEY_PREFIX", "MAX_WRITTEN_KEY")}
+
+
 def read(path):
     return json.loads(path.read_text())
 
@@ -57,11 +63,13 @@ def read(path):
 @pytest.fixture(scope="module")
 def identical(postgres, keys, tmp_path_factory):
     results = tmp_path_factory.mktemp("ab-same")
+    # The load run in this results folder, as a user's would be: the reads take its keys from it.
+    shutil.copytree(keys["folder"], results / keys["folder"].name)
     log = results / "prepared.txt"
     p = ab(postgres, results, "same", "--base", f"TABLE={BASE_VIEW}", "--other", f"TABLE={BASE_VIEW}",
            "--repeat", "3", "--warmup-runs", "1", "--alpha", "0.001", "--fail-on", "slower:5%",
            "--base-prepare", f"echo base >> {log}", "--other-prepare", f"echo other >> {log}",
-           "--base-label", "build=a", "--other-label", "build=b", knobs=keys)
+           "--base-label", "build=a", "--other-label", "build=b", "--keys-from", keys["folder"].name)
     return p, results, log
 
 
@@ -81,7 +89,7 @@ def test_identical_sides_get_no_verdict(identical):
     assert "slower:5% passes" in p.stdout and "(3 + 3 runs)" in p.stdout
 
 
-def test_runs_go_in_the_documented_order_after_a_warmup_run(identical):
+def test_runs_go_in_the_documented_order_after_a_warmup_run(identical, postgres, keys):
     _, results, log = identical
     ab_doc = read(results / "same" / "ab.json")
     started = {d.name: read(d / "params.json")["started_unix_s"] for d in (results / "same").iterdir()
@@ -93,6 +101,11 @@ def test_runs_go_in_the_documented_order_after_a_warmup_run(identical):
     assert [r["warmup"] for r in ab_doc["runs"]] == [True] + [False] * 6
     # Each side's prepare command ran before each of its runs, the warm-up (a base run) included.
     assert log.read_text().split() == ["base", "base", "other", "other", "base", "base", "other"]
+    # --keys-from: every run reads the load's keys, its prefix and the database's count of its rows.
+    n = int(postgres.query(f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{keys['KEY_PREFIX']}:%'"))
+    for tid in by_time:
+        knobs = read(results / "same" / tid / "params.json")["knobs"]
+        assert (knobs["KEY_PREFIX"], knobs["MAX_WRITTEN_KEY"]) == (keys["KEY_PREFIX"], str(n)), tid
     # The labels a side was given, and which ab and side, are the run's (params.json: the history store's).
     assert read(results / "same" / "same-other2" / "params.json")["labels"] == {"build": "b", "ab": "same",
                                                                                 "ab_side": "other"}
@@ -121,7 +134,7 @@ def test_warmup_seconds_are_left_out_of_the_measured_series(identical):
 
 def test_a_planted_server_slowdown_is_slower_and_fails_the_gate(postgres, keys, tmp_path):
     p = ab(postgres, tmp_path, "slow", "--base", f"TABLE={BASE_VIEW}", "--other", f"TABLE={SLOW_VIEW}",
-           "--repeat", "3", "--warmup-runs", "0", "--fail-on", "slower:5%", knobs=keys)
+           "--repeat", "3", "--warmup-runs", "0", "--fail-on", "slower:5%", knobs=read_keys(keys))
     assert p.returncode == 1, p.stdout + p.stderr
     (cmp,) = [d for d in (tmp_path / "slow").iterdir() if d.name.startswith("compare-")]
     doc = read(cmp / "compare.json")
@@ -140,7 +153,7 @@ def test_a_planted_server_slowdown_is_slower_and_fails_the_gate(postgres, keys, 
 
 def test_a_failing_prepare_stops_the_ab_naming_it(postgres, keys, tmp_path):
     p = ab(postgres, tmp_path, "prep", "--repeat", "2", "--warmup-runs", "0", "--other-prepare", "echo broken; exit 3",
-           knobs=keys)
+           knobs=read_keys(keys))
     assert p.returncode == 2, p.stdout + p.stderr
     assert "run 2/4 other1: --other-prepare 'echo broken; exit 3' exited 3: broken" in p.stderr
     assert "Traceback" not in p.stderr
@@ -158,7 +171,7 @@ def test_a_failing_prepare_stops_the_ab_naming_it(postgres, keys, tmp_path):
     (["--base", "NOPE=1"], ["NOPE"]),
 ])
 def test_bad_input_is_refused_before_any_load(postgres, keys, tmp_path, args, words):
-    p = ab(postgres, tmp_path, "bad", *args, knobs=keys)
+    p = ab(postgres, tmp_path, "bad", *args, knobs=read_keys(keys))
     assert p.returncode == 2, p.stdout + p.stderr
     for w in words:
         assert w in p.stderr, p.stderr

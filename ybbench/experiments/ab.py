@@ -29,7 +29,7 @@ from ybbench.core import catalog, history_record, run_folder
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 from ybbench.experiments import campaign
-from ybbench.run import k6run
+from ybbench.run import k6run, keys_from
 
 REPEAT = 5  # runs a side by default: docs/reports.md "Comparing runs" has the calibration behind it
 WARMUP = "2s"
@@ -135,6 +135,8 @@ def plan(a) -> Plan:
     if a.warmup_runs < 0:
         raise UserError(f"--warmup-runs {a.warmup_runs}: 0 or more")
     settings = _pairs("--set", a.set)
+    if a.keys_from:  # resolved once: the ab's settings (and a --resume's) hold the keys
+        settings = keys_from.merged(a.workload, a.keys_from, Path(a.results), settings)
     sides = {"base": _pairs("--base", a.base), "other": _pairs("--other", a.other)}
     for side, knobs in sides.items():
         both = sorted(set(knobs) & set(settings))

@@ -71,12 +71,7 @@ def run(
     rules = check_thresholds.parse(list(thresholds))
     check_k6_args(list(k6_args))
     if keys_from:
-        found = keys_from_run.knobs(workload, keys_from, results)
-        clash = {k: (knobs[k], v) for k, v in found.items() if k in knobs and knobs[k] != v}
-        if clash:
-            raise UserError(f"--keys-from {keys_from}: " + "; ".join(
-                f"{k}={mine} given, the run's is {theirs}" for k, (mine, theirs) in clash.items()))
-        knobs = {**found, **knobs}
+        knobs = keys_from_run.merged(workload, keys_from, results, knobs)
         extra["keys_from"] = keys_from
     if rules:
         extra["thresholds"] = [r.text for r in rules]

@@ -16,7 +16,7 @@ SHARED_KNOBS = {"sql-inserts": ("TABLE",), "kv-load": ("TABLE", "KEY_BYTES", "VA
                 "ycsb-load": ("TABLE", "FIELD_COUNT", "FIELD_LENGTH")}
 
 
-def knobs(workload: str, testid: str, results: Path) -> dict[str, str]:
+def knobs_from_run(workload: str, testid: str, results: Path) -> dict[str, str]:
     """The knobs that make `workload` read what run `testid` wrote."""
     load = READS_KEYS_OF.get(workload)
     if load is None:
@@ -42,3 +42,13 @@ def knobs(workload: str, testid: str, results: Path) -> dict[str, str]:
         return {**out, "RECORD_COUNT": str(records)}
     prefix = run.knobs.get("KEY_PREFIX") or (run.summary.get("written") or {}).get("prefix") or run.testid
     return {**out, "KEY_PREFIX": prefix, "MAX_WRITTEN_KEY": str(written)}
+
+
+def merged(workload: str, testid: str, results: Path, knobs: dict[str, str]) -> dict[str, str]:
+    """`knobs` with the load run's; a knob given that disagrees is refused."""
+    found = knobs_from_run(workload, testid, results)
+    clash = {k: (knobs[k], v) for k, v in found.items() if k in knobs and knobs[k] != v}
+    if clash:
+        raise UserError(f"--keys-from {testid}: " + "; ".join(
+            f"{k}={mine} given, the run's is {theirs}" for k, (mine, theirs) in clash.items()))
+    return {**found, **knobs}
