@@ -1,4 +1,4 @@
-// Command k6-v2 is k6 v2.0.0 (go.k6.io/k6/v2, the compose image's k6) with
+// Command k6-v2 is k6 v2.2.0 (go.k6.io/k6/v2, the compose image's k6) with
 // our two modules (compose/k6/xk6-ybbench, compose/k6/xk6-sql-driver-pgx),
 // our lib/pq registration (native/k6/xk6-sql-driver-postgres-libpq) and the
 // xk6-sql v1.2 stand-in (./xk6-sql-standin: the real v1.2 is the only

@@ -166,7 +166,13 @@ def test_prometheus_takes_its_retention_from_this_config_file(binaries, tmp_path
 def test_prometheus_retention_is_in_its_config_not_a_flag(project):
     """Prometheus deprecates --storage.tsdb.retention.* since 3.8.0, which
     added the config file's storage.tsdb.retention: that holds it, for compose and the
-    native stack alike."""
+    native stack alike, on a Prometheus of 3.11 or newer (3.8 to 3.10 read the file's
+    retention time in the wrong unit, 1e6 times longer: CHANGELOG 3.11.0, #18200)."""
+    env, mod = (REPO / "compose" / ".env").read_text(), (REPO / "native" / "prometheus" / "go.mod").read_text()
+    image = re.search(r"^PROMETHEUS_IMAGE=prom/prometheus:v(\d+)\.(\d+)\.", env, re.M)
+    native = re.search(r"github\.com/prometheus/prometheus v0\.(\d)(\d\d)\.", mod)  # v0.316.0 is 3.16.0
+    for found in (image, native):
+        assert found and (int(found.group(1)), int(found.group(2))) >= (3, 11), found
     assert not [a for a in project["services"]["prometheus"]["command"] if "retention" in a]
     config = yaml.safe_load((REPO / "prometheus" / "prometheus.yml").read_text())
     assert config["storage"]["tsdb"]["retention"]["time"] == "15d"
