@@ -494,7 +494,8 @@ def parser() -> argparse.ArgumentParser:
                         "every dashboard and report query (History's SQL on the history store), k6's modules, Loki, "
                         "Grafana, room to run; exit 1 if one fails (docs/docker-stack.md \"ybbench doctor\")")
     dr.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
-                    help="a workload knob, as for run: YSQL_NODES, DB_USER, DB_NAME, DB_SSLMODE, DB_CONNECT_TIMEOUT")
+                    help="a workload knob, as for run: YSQL_NODES, DB_USER, DB_NAME, DB_SSLMODE, DB_SSLROOTCERT, "
+                    "DB_CONNECT_TIMEOUT")
     dr.add_argument("--prometheus", help="Prometheus URL, e.g. http://127.0.0.1:9090")
     dr.add_argument("--loki", help="Loki URL, e.g. http://127.0.0.1:3100")
     dr.add_argument("--grafana", help="Grafana URL, e.g. http://127.0.0.1:3000 (its checks run only when given)")

@@ -86,12 +86,14 @@ export function identifier(name, dflt) {
 // read here: the driver takes it from PGPASSWORD or PGPASSFILE, so that it
 // never passes through the script, its logs or the command line.
 export function connection() {
+  const sslmode = oneOf("DB_SSLMODE", "disable", ["disable", "require", "verify-ca", "verify-full"]);
   return {
     driver: oneOf("DB_DRIVER", "postgres", ["postgres", "pgx", "pgconn"]),
     nodes: nodes("YSQL_NODES", "127.0.0.1:5433"),
     user: str("DB_USER", "yugabyte", { pattern: /^[A-Za-z0-9_.@-]+$/, hint: "a plain role name" }),
     database: str("DB_NAME", "yugabyte", { pattern: /^[A-Za-z0-9_.-]+$/, hint: "a plain database name" }),
-    sslmode: oneOf("DB_SSLMODE", "disable", ["disable", "require", "verify-ca", "verify-full"]),
+    sslmode,
+    sslrootcert: rootCert(sslmode),
     connectTimeout: int("DB_CONNECT_TIMEOUT", 10, { min: 1, max: 600 }),
     // The server's statement_timeout for the load's sessions (0: the
     // server's own): a statement stuck behind a partition or a paused node
@@ -101,4 +103,18 @@ export function connection() {
     // server's; repeatable_read is YugabyteDB's snapshot isolation.
     isolation: oneOf("ISOLATION", "default", ["default", "read_committed", "repeatable_read", "serializable"]),
   };
+}
+
+// DB_SSLROOTCERT: the CA file (PEM) the server's certificate is checked
+// against (the drivers' sslrootcert), "" for none. Only over TLS: with
+// DB_SSLMODE=disable the drivers would ignore it, and a run the user meant
+// to check the server's certificate would go in plain text. `ybbench run`
+// has checked that the file reads (ybbench/core/root_cert.py); a k6 run
+// without it learns of a missing file from the driver, at setup.
+function rootCert(sslmode) {
+  const v = str("DB_SSLROOTCERT", "", { pattern: /^[^\0\n\r]+$/, hint: "a file's path" });
+  if (v !== "" && sslmode === "disable") {
+    fail("DB_SSLROOTCERT", v, "the CA file is used only over TLS; set DB_SSLMODE=verify-full (or verify-ca, require)");
+  }
+  return v;
 }

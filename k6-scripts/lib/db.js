@@ -21,6 +21,7 @@ export function dsn(conn, node) {
     `user=${conn.user}`,
     `dbname=${conn.database}`,
     `sslmode=${conn.sslmode}`,
+    ...(conn.sslrootcert ? [`sslrootcert=${quoted(conn.sslrootcert)}`] : []),
     `connect_timeout=${conn.connectTimeout}`,
     // Both drivers pass unknown DSN keys to the server as startup
     // parameters: every (re)connection of the session gets the level.
@@ -31,10 +32,22 @@ export function dsn(conn, node) {
   ].join(" ");
 }
 
+// A DSN value in single quotes, as lib/pq and pgx both read it: a path
+// may hold spaces, quotes or backslashes.
+function quoted(v) {
+  return `'${v.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+}
+
 // Where a load wrote, without the password: summary.json keeps it for
-// `ybbench verify`.
+// `ybbench verify` (with the CA file, when one was given).
 export function where(conn) {
-  return { nodes: conn.nodes.map((n) => `${n.host}:${n.port}`), user: conn.user, database: conn.database, sslmode: conn.sslmode };
+  return {
+    nodes: conn.nodes.map((n) => `${n.host}:${n.port}`),
+    user: conn.user,
+    database: conn.database,
+    sslmode: conn.sslmode,
+    ...(conn.sslrootcert ? { sslrootcert: conn.sslrootcert } : {}),
+  };
 }
 
 // The node a VU talks to. VU ids start at 1; the init context that only
@@ -98,7 +111,8 @@ export function checkReachable(conn) {
       db.query("SELECT 1 AS ok");
     } catch (e) {
       throw new Error(
-        `cannot use database "${conn.database}" at ${node.host}:${node.port} as "${conn.user}": ${errorMessage(e)}`,
+        `cannot use database "${conn.database}" at ${node.host}:${node.port} as "${conn.user}": ${errorMessage(e)}` +
+          tlsContext(conn, errorMessage(e)),
       );
     } finally {
       db.close();
@@ -129,6 +143,17 @@ export function requireKey(db, table, select, k) {
   if (rows.length !== 1) {
     throw new Error(`key ${k} is not in ${table}: check KEY_PREFIX and MAX_WRITTEN_KEY against the run that wrote it`);
   }
+}
+
+// The drivers' TLS errors ("x509: certificate signed by unknown authority",
+// "x509: cannot validate certificate for 10.0.0.1 because it doesn't
+// contain any IP SANs") name no file: say which CA file and mode the
+// server's certificate was checked with.
+function tlsContext(conn, message) {
+  if (conn.sslmode === "disable" || !/x509|certificate|tls|ssl/i.test(message)) return "";
+  return ` (DB_SSLMODE=${conn.sslmode}, ` +
+    (conn.sslrootcert ? `server certificate checked against DB_SSLROOTCERT=${conn.sslrootcert})` :
+      "no DB_SSLROOTCERT)");
 }
 
 export function errorMessage(e) {

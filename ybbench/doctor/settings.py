@@ -1,6 +1,7 @@
 """What doctor checks against: the knobs and defaults of `ybbench run`
-(YSQL_NODES and the DB_* knobs through --set, --prometheus, --loki and
-their YBBENCH_* variables), Grafana, whose password is read from a
+(YSQL_NODES and the DB_* knobs through --set, DB_SSLROOTCERT's file
+checked as run checks it, --prometheus, --loki and their YBBENCH_*
+variables), Grafana, whose password is read from a
 file, never from the command line, and the history store (--history,
 YBBENCH_HISTORY)."""
 
@@ -11,6 +12,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ybbench.core import root_cert
 from ybbench.core.catalog import REPO, parse_settings
 from ybbench.core.errors import UserError
 from ybbench.core.history_store import location
@@ -33,6 +35,7 @@ class Settings:
     user: str = "yugabyte"
     database: str = "yugabyte"
     sslmode: str = "disable"
+    sslrootcert: str = ""  # DB_SSLROOTCERT, absolute; "" for none (core/root_cert.py)
     connect_timeout_s: int = 10
     prometheus: str | None = None
     loki: str | None = None
@@ -74,6 +77,7 @@ def from_args(settings: list[str], prometheus: str | None, loki: str | None, gra
                  prometheus=prometheus, loki=loki, grafana=grafana, grafana_user=grafana_user)
     for attr, knob in (("user", "DB_USER"), ("database", "DB_NAME"), ("sslmode", "DB_SSLMODE")):
         setattr(s, attr, knobs.get(knob, os.environ.get(knob, getattr(s, attr))))
+    s.sslrootcert = root_cert.check(root_cert.from_environment(knobs), s.sslmode)
     timeout = knobs.get("DB_CONNECT_TIMEOUT", os.environ.get("DB_CONNECT_TIMEOUT", "10"))
     if not timeout.isdigit():
         raise UserError(f"DB_CONNECT_TIMEOUT {timeout!r}: expected whole seconds")

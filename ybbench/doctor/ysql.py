@@ -9,11 +9,14 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from ybbench.core import root_cert
 from ybbench.doctor.check import NOT_YB, Check, fail, ok, skipped
 from ybbench.doctor.settings import Settings
 
 CREDENTIALS = ("check YSQL_NODES (--set YSQL_NODES=host:port,...), DB_USER and DB_NAME, and the password "
                "(PGPASSWORD or PGPASSFILE, as for psql)")
+TLS = ("check that DB_SSLROOTCERT is the root CA that signed the server's certificate (a managed cluster's "
+       "download), and with DB_SSLMODE=verify-full that YSQL_NODES names each node by a name its certificate holds")
 ROUND_TRIPS = 5
 
 
@@ -30,7 +33,8 @@ def connect(s: Settings, host: str, port: int):
     import psycopg  # loads libpq: only when a check runs
 
     return psycopg.connect(host=host, port=port, user=s.user, dbname=s.database, sslmode=s.sslmode,
-                           connect_timeout=s.connect_timeout_s, application_name="ybbench doctor", autocommit=True)
+                           **root_cert.psycopg_args(s.sslrootcert), connect_timeout=s.connect_timeout_s,
+                           application_name="ybbench doctor", autocommit=True)
 
 
 def _first_line(e: Exception) -> str:
@@ -66,8 +70,9 @@ def check_node(s: Settings, host: str, port: int) -> tuple[list[Check], Node]:
     try:
         conn = connect(s, host, port)
     except Exception as e:  # noqa: BLE001 - psycopg's errors and the OS's: each is a failing check
-        return [fail(f"{prefix} connect", f"a session as {s.user!r} on database {s.database!r}",
-                     _first_line(e), CREDENTIALS)], node
+        found = root_cert.explain(_first_line(e), s.sslrootcert, s.sslmode)
+        return [fail(f"{prefix} connect", f"a session as {s.user!r} on database {s.database!r}", found,
+                     TLS if found != _first_line(e) else CREDENTIALS)], node
     out = [ok(f"{prefix} connect", f"a session as {s.user!r} on database {s.database!r}", "connected")]
     with conn:
         try:

@@ -11,6 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ybbench.core import root_cert
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 from ybbench.core.services import check_ready
@@ -51,10 +52,12 @@ K6_RAN = (0, 99)
 
 def k6_env(knobs: dict[str, str]) -> dict[str, str]:
     """The environment k6 runs in: ours, the knobs, Go's GC setting, no
-    usage report."""
+    usage report. A DB_SSLROOTCERT that is no readable CA file is refused
+    here, before k6 starts; a good one is made absolute (core/root_cert.py)."""
     env = dict(os.environ, **knobs)
     for k, v in {**K6_GO_ENV, **K6_QUIET_ENV}.items():
         env.setdefault(k, v)
+    root_cert.check_env(env)
     return env
 
 

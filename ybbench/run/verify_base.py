@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ybbench.core import run_folder
+from ybbench.core import root_cert, run_folder
 from ybbench.core.errors import UserError
 
 UNACKED = re.compile(r"ybbench-unacked first=(\d+) rows=(\d+)")
@@ -75,13 +75,15 @@ def connect(written: dict, node: str | None):
     import psycopg
 
     host, _, port = (node or written["nodes"][0]).rpartition(":")
+    sslmode, ca = written.get("sslmode", "disable"), written.get("sslrootcert")  # the run's DB_SSLROOTCERT
     try:
         return psycopg.connect(host=host, port=int(port), user=written["user"], dbname=written["database"],
-                               sslmode=written.get("sslmode", "disable"), connect_timeout=10,
+                               sslmode=sslmode, **root_cert.psycopg_args(ca), connect_timeout=10,
                                application_name="ybbench verify")
     except psycopg.Error as e:
+        said = root_cert.explain(str(e).strip().splitlines()[0], ca, sslmode)
         raise UserError(f"cannot read the table back: database {written['database']!r} at {host}:{port} as "
-                        f"{written['user']!r}: {str(e).strip().splitlines()[0]}") from None
+                        f"{written['user']!r}: {said}") from None
 
 
 

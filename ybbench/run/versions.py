@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import subprocess
 
+from ybbench.core import root_cert
+
 K6_LINE = re.compile(r"^k6 (v\S+)")
 EXTENSION_LINE = re.compile(r"^\s+(\S+) (\S+), (k6/\S+) \[")
 
@@ -40,7 +42,8 @@ def server_version(env: dict[str, str]) -> dict[str, str]:
     try:
         with psycopg.connect(host=host or node, port=int(port or 5433), user=env.get("DB_USER", "yugabyte"),
                              dbname=env.get("DB_NAME", "yugabyte"), sslmode=env.get("DB_SSLMODE", "disable"),
-                             connect_timeout=5, application_name="ybbench versions") as conn:
+                             **root_cert.psycopg_args(env.get(root_cert.KNOB)), connect_timeout=5,
+                             application_name="ybbench versions") as conn:
             return {"server": conn.execute("SELECT version()").fetchone()[0]}
     except (psycopg.Error, ValueError):
         return {}
