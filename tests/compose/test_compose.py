@@ -118,7 +118,7 @@ def test_tserver_memory_holds_its_ysql_backends_at_the_largest_vus(project):
     env = (COMPOSE / ".env").read_text()
     backend, postmaster = 15 * 2**20, 256 * 2**20  # compose/.env's arithmetic
     pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-    largest = max(int(v) for p in pages for v in re.findall(r"VUS=(\d+)", p.read_text()))
+    largest = max(int(v) for p in pages for v in re.findall(r"(?:VUS=|--vus )(\d+)", p.read_text()))
     assert largest == 400, largest  # if the README or docs/ suggest more, resize compose/.env
     for name, svc in project["services"].items():
         if not name.startswith("yb-tserver-"):

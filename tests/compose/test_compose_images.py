@@ -101,7 +101,8 @@ UPSTREAM_LACKS = {
 }
 
 # The compose service -> the stand-in image that runs it.
-SERVICE_IMAGE = {"secrets": "busybox", "k6-pg": "k6", "history-db": "postgres"} | {
+# ysql: the external-mode test's cluster (tests/compose/external_cluster.yml), a PostgreSQL.
+SERVICE_IMAGE = {"secrets": "busybox", "k6-pg": "k6", "history-db": "postgres", "ysql": "postgres"} | {
     s: "yugabytedb" for s in ("yb-master-1", "yb-master-2", "yb-master-3", "yb-tserver-1", "yb-tserver-2",
                               "yb-tserver-3", "yb-tserver-4")}
 

@@ -76,9 +76,15 @@ image yugabytedb "$repo/tests/data/yugabytedb-2.23.1"
 image grafana
 image loki "$bin/loki"
 image promtail "$bin/promtail"
-# k6's runtime is Alpine: busybox applets, no Debian (images/k6/Dockerfile).
+# The compose stack's k6 is v2 (compose/.env K6_VERSION): the stand-ins
+# carry the tests' k6 v2 build (native/k6-v2: k6 v2.2.0 and our modules),
+# as /usr/bin/k6. k6's runtime is Alpine: busybox applets, no Debian
+# (images/k6/Dockerfile).
+k6dir=$(mktemp -d)
+trap 'rm -rf "$k6dir"' EXIT
+cp "$bin/k6-v2" "$k6dir/k6"
 deps=("BUSYBOX=$busybox")
-image k6 "$bin/k6"
+image k6 "$k6dir/k6"
 deps=()
 # The ybbench service: the package's tracked files (src), its dependencies'
 # wheels and Apache Otava's (native/install-deps.sh; Otava's pinned by
@@ -90,11 +96,11 @@ for w in "$wheels/requirements.txt" "$otava_wheels"/apache_otava-*.whl; do
   [ -f "$w" ] || { echo "tests/compose/images: $w is missing (run native/install-deps.sh)" >&2; exit 1; }
 done
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage" "$k6dir"' EXIT
 mkdir "$stage/src"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard pyproject.toml ybbench k6-scripts experiments |
   while IFS= read -r -d '' f; do if [ -f "$f" ]; then cp --parents "$f" "$stage/src"; fi; done)
-image ybbench "$stage/src" "$wheels" "$otava_wheels" "$repo/native/otava-requirements.txt" "$bin/k6" \
+image ybbench "$stage/src" "$wheels" "$otava_wheels" "$repo/native/otava-requirements.txt" "$k6dir/k6" \
   "$bin/docker-compose" "$(command -v docker)" "$repo/compose/ybbench/entrypoint.sh"
-rm -rf "$stage"
+rm -rf "$stage" "$k6dir"
 trap - EXIT
