@@ -34,7 +34,8 @@ def connect(s: Settings, host: str, port: int):
 
     return psycopg.connect(host=host, port=port, user=s.user, dbname=s.database, sslmode=s.sslmode,
                            **root_cert.psycopg_args(s.sslrootcert), connect_timeout=s.connect_timeout_s,
-                           application_name="ybbench doctor", autocommit=True)
+                           application_name="ybbench doctor", autocommit=True,
+                           client_encoding="utf8")  # text, not bytes, from a SQL_ASCII database too
 
 
 def _first_line(e: Exception) -> str:

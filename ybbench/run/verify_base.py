@@ -79,7 +79,8 @@ def connect(written: dict, node: str | None):
     try:
         return psycopg.connect(host=host, port=int(port), user=written["user"], dbname=written["database"],
                                sslmode=sslmode, **root_cert.psycopg_args(ca), connect_timeout=10,
-                               application_name="ybbench verify")
+                               application_name="ybbench verify",
+                               client_encoding="utf8")  # text, not bytes, from a SQL_ASCII database too
     except psycopg.Error as e:
         said = root_cert.explain(str(e).strip().splitlines()[0], ca, sslmode)
         raise UserError(f"cannot read the table back: database {written['database']!r} at {host}:{port} as "

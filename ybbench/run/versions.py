@@ -43,7 +43,8 @@ def server_version(env: dict[str, str]) -> dict[str, str]:
         with psycopg.connect(host=host or node, port=int(port or 5433), user=env.get("DB_USER", "yugabyte"),
                              dbname=env.get("DB_NAME", "yugabyte"), sslmode=env.get("DB_SSLMODE", "disable"),
                              **root_cert.psycopg_args(env.get(root_cert.KNOB)), connect_timeout=5,
-                             application_name="ybbench versions") as conn:
+                             application_name="ybbench versions",
+                             client_encoding="utf8") as conn:  # psycopg reads SQL_ASCII text as bytes
             return {"server": conn.execute("SELECT version()").fetchone()[0]}
     except (psycopg.Error, ValueError):
         return {}
