@@ -105,6 +105,11 @@ def targets(board: str, title: str) -> list[dict]:
     return panel["targets"]
 
 
+def unit(board: str, title: str) -> str:
+    (panel,) = [p for p in panels(boards()[board]) if p["title"] == title]
+    return panel["fieldConfig"]["defaults"]["unit"]
+
+
 def values(looped, g: dict) -> dict[str, str]:
     return {"testid": looped["testid"], "base": looped["testid"], "other": looped["testid"], "shift": "0",
             "__rate_interval": g["window"], "cluster": ".*"}
@@ -172,15 +177,26 @@ def test_latency_panels_read_the_statements_only(looped, prometheus):
     the run's end, count the rows exactly (a loop's duration, of N
     statements, would add k6's loops to that count)."""
     g = grid(looped)
-    queries = [(f"{b} / {t}", x["expr"]) for b, t in LATENCY_PANELS for x in targets(b, t)
+    # Milliseconds per unit of each query's result: the panel's unit (Grafana's "s" or "ms"), the report's ms.
+    to_ms = {"s": 1000.0, "ms": 1.0}
+    queries = [(f"{b} / {t}", x["expr"], to_ms[unit(b, t)]) for b, t in LATENCY_PANELS for x in targets(b, t)
                if "$other" not in x["expr"]]
     report = page.prom_queries(looped["testid"], g["window"])
-    queries += [(f"report {k}", report[k]) for k in ("latency_avg_ms", "latency_p99_ms")]
-    for where, expr in queries:
+    queries += [(f"report {k}", report[k], 1.0) for k in ("latency_avg_ms", "latency_p99_ms")]
+    # The run's own statement latency (summary.json: our Go module's histograms of every insert, 3 significant
+    # digits): every window's figure is under the slowest statement (with a native-histogram bucket's width, ~9%,
+    # and a margin), and the windows' median is not under a quarter of the run's median. A x1000 slip either way
+    # (seconds read as ms, or the reverse) fails one of the two.
+    own = looped["run"].digest()["ops"]["insert"]["latency_ms"]
+    for where, expr, ms in queries:
         expr = fill(expr, values(looped, g))
         got = evaluate(prometheus, expr, g)
         assert set(got) == {"insert"}, f"{where}: series {sorted(got)} from {expr}"
         assert got["insert"] and all(v > 0 for _, v in got["insert"]), where
+        shown = [v * ms for _, v in got["insert"]]
+        assert max(shown) <= 1.2 * own["max"], f"{where}: {max(shown):.3f} ms, the run's slowest {own['max']} ms"
+        assert statistics.median(shown) >= own["p50"] / 4, f"{where}: median {statistics.median(shown):.4f} ms, " \
+            f"the run's p50 {own['p50']} ms"
         sels = set(HISTOGRAMS.findall(expr))
         assert sels, where
         for sel in sels:
