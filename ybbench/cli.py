@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -122,13 +121,15 @@ def _positive(value: str) -> int:
 def _version() -> str:
     """ybbench's version, the k6 it would run and that k6's extensions."""
     import ybbench
-    from ybbench.run import versions
+    from ybbench.run import k6_process, versions
 
     lines = [f"ybbench {ybbench.__version__}"]
-    k6 = os.environ.get("K6") or shutil.which("k6")
-    found = versions.k6_versions(k6) if k6 else {}
-    lines.append(f"k6 {found.pop('k6')} ({k6})" if "k6" in found else
-                 f"k6: {'not found: put it on PATH or set K6' if not k6 else f'{k6} does not answer `k6 version`'}")
+    try:
+        k6 = k6_process.k6_binary()
+    except UserError as e:
+        return "\n".join([*lines, f"k6: {e}"])
+    found = versions.k6_versions(k6)
+    lines.append(f"k6 {found.pop('k6')} ({k6})" if "k6" in found else f"k6: {k6} does not answer `k6 version`")
     lines += [f"  {module}: {what}" for module, what in sorted(found.items())]
     return "\n".join(lines)
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 import subprocess
 
+from ybbench.core.errors import UserError
+from ybbench.run import k6_process
+
 LEGACY = "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"
 FEATURE = "native-histograms"
 # `k6 version`'s first line names the binary: "k6 v2.2.0 (go1.26.8, linux/amd64)".
@@ -20,8 +23,8 @@ VERSION_LINE = re.compile(r"^\S+ v(\d+)\.\d+\.\d+")
 def k6_major(k6: str) -> int | None:
     """k6's major version, as `k6 version` says; None when it says none."""
     try:
-        out = subprocess.run([k6, "version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
+        out = k6_process.version_text(k6)
+    except (UserError, subprocess.TimeoutExpired):
         return None
     m = VERSION_LINE.match(out)
     return int(m.group(1)) if m else None

@@ -66,14 +66,20 @@ GO_HELPERS_MODULE = "k6/x/ybbench"
 
 
 @functools.lru_cache(maxsize=None)
+def version_text(k6: str) -> str:
+    """What `k6 version` prints, asked once per k6 binary: its extensions
+    (k6_modules), its major version (k6_features) and params.json's versions
+    (versions.py) all read it."""
+    try:
+        return subprocess.run([k6, "version"], capture_output=True, text=True, timeout=60).stdout
+    except OSError as e:
+        raise UserError(f"k6 at {k6} does not run: {e}") from None
+
+
 def k6_modules(k6: str) -> frozenset[str]:
     """The JS modules of a k6 build's extensions, as `k6 version` lists them
     ("github.com/grafana/xk6-sql v1.0.5, k6/x/sql [js]")."""
-    try:
-        out = subprocess.run([k6, "version"], capture_output=True, text=True, timeout=60).stdout
-    except OSError as e:
-        raise UserError(f"k6 at {k6} does not run: {e}") from None
-    return frozenset(re.findall(r", (k6/x/\S+) \[js\]", out))
+    return frozenset(re.findall(r", (k6/x/\S+) \[js\]", version_text(k6)))
 
 
 def default_extensions(k6: str, env: dict[str, str]) -> None:

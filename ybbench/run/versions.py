@@ -10,6 +10,8 @@ import re
 import subprocess
 
 from ybbench.core import root_cert
+from ybbench.core.errors import UserError
+from ybbench.run import k6_process
 
 K6_LINE = re.compile(r"^k6 (v\S+)")
 EXTENSION_LINE = re.compile(r"^\s+(\S+) (\S+), (k6/\S+) \[")
@@ -18,8 +20,8 @@ EXTENSION_LINE = re.compile(r"^\s+(\S+) (\S+), (k6/\S+) \[")
 def k6_versions(k6: str) -> dict[str, str]:
     """{"k6": "v1.8.1", "k6/x/sql": "github.com/grafana/xk6-sql v1.0.5", ...}"""
     try:
-        out = subprocess.run([k6, "version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
+        out = k6_process.version_text(k6)
+    except (UserError, subprocess.TimeoutExpired):
         return {}
     found = {}
     for line in out.splitlines():
