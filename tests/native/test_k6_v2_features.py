@@ -7,13 +7,15 @@ planted contrast: k6 warns, naming it."""
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 
 import pytest
 
 from ybbench.run import k6_features
 
-from ..support.stack import BIN
+from ..support.stack import BIN, REPO
 from ..support.ybbench_cli import ybbench_run
 
 WARNING = "Legacy env var detected, use --features or K6_FEATURES instead"
@@ -38,6 +40,10 @@ def test_a_v2_run_asks_for_native_histograms_without_the_legacy_variable(binarie
     q = prometheus.api("query", query=f'histogram_quantile(0.99, sum(k6_iteration_duration_seconds{{testid="{rid}"}}))')
     assert q["result"] and float(q["result"][0]["value"][1]) > 0, q
     assert not [s for s in series if s["__name__"].endswith("_bucket")]
+    # The run records the k6 it ran though the binary is not named k6 (its version line starts
+    # "k6-v2 v2.2.0"): the version the build pins in its go.mod.
+    pinned = re.search(r"^\s*go\.k6\.io/k6/v2 (v\S+)$", (REPO / "native" / "k6-v2" / "go.mod").read_text(), re.M)[1]
+    assert json.loads((r.folder / "params.json").read_text())["versions"]["k6"] == pinned
 
 
 def test_the_legacy_variable_on_v2_is_what_k6_warns_about(binaries, postgres, prometheus, tmp_path):

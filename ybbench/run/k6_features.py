@@ -8,16 +8,13 @@ way every k6 series also carries k6_feature_native_histograms="true" on v2
 
 from __future__ import annotations
 
-import re
 import subprocess
 
 from ybbench.core.errors import UserError
-from ybbench.run import k6_process
+from ybbench.run import k6_process, versions
 
 LEGACY = "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"
 FEATURE = "native-histograms"
-# `k6 version`'s first line names the binary: "k6 v2.2.0 (go1.26.8, linux/amd64)".
-VERSION_LINE = re.compile(r"^\S+ v(\d+)\.\d+\.\d+")
 
 
 def k6_major(k6: str) -> int | None:
@@ -26,8 +23,8 @@ def k6_major(k6: str) -> int | None:
         out = k6_process.version_text(k6)
     except (UserError, subprocess.TimeoutExpired):
         return None
-    m = VERSION_LINE.match(out)
-    return int(m.group(1)) if m else None
+    m = versions.K6_LINE.match(out)
+    return int(m.group(1)[1:].split(".")[0]) if m else None
 
 
 def native_histograms(k6: str, env: dict[str, str]) -> None:

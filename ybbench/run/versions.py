@@ -13,7 +13,8 @@ from ybbench.core import root_cert
 from ybbench.core.errors import UserError
 from ybbench.run import k6_process
 
-K6_LINE = re.compile(r"^k6 (v\S+)")
+# The first word is the binary's own name ("k6-v2 v2.2.0 (go1.26.8, ...)"): any name a user gave it.
+K6_LINE = re.compile(r"^\S+ (v\d+\.\d+\.\d+\S*) \(")
 EXTENSION_LINE = re.compile(r"^\s+(\S+) (\S+), (k6/\S+) \[")
 
 
