@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 from ..support.stack import REPO, free_port
-from ..support.ybbench_cli import ybbench, ybbench_run
+from ..support.ybbench_cli import USERS_K6, ybbench, ybbench_run
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,8 @@ def runs(postgres, prometheus, tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     rid = f"rep{uuid.uuid4().hex[:8]}"
     knobs = {"VUS": 4, "DURATION": "8s", "KEY_PREFIX": rid, "TABLE": f"kv_{rid}"}
-    ins = ybbench_run("sql-inserts", postgres, results, testid=f"{rid}-ins", prometheus=prometheus.url, knobs=knobs)
+    ins = ybbench_run("sql-inserts", postgres, results, testid=f"{rid}-ins", prometheus=prometheus.url, knobs=knobs,
+                      extra_env=USERS_K6)
     assert ins.code == 0, ins.output
     # Two ops in one run, a quarter of them updates, each of which a trigger makes sleep 2 ms:
     # an op's latency chart drawn from the other op's series is off by several times.
@@ -32,7 +33,8 @@ def runs(postgres, prometheus, tmp_path_factory):
                    f"$$ BEGIN PERFORM pg_sleep(0.002); RETURN NEW; END $$; "
                    f"CREATE TRIGGER slow BEFORE UPDATE ON kv_{rid} FOR EACH ROW EXECUTE FUNCTION kv_{rid}_slow()")
     mix = ybbench_run("sql-updates", postgres, results, testid=f"{rid}-mix", prometheus=prometheus.url,
-                      knobs={**knobs, "MAX_WRITTEN_KEY": ins.digest()["rows_written"], "WRITE_PERCENT": 25})
+                      knobs={**knobs, "MAX_WRITTEN_KEY": ins.digest()["rows_written"], "WRITE_PERCENT": 25},
+                      extra_env=USERS_K6)
     assert mix.code == 0, mix.output
     return {"results": results, "ins": ins, "mix": mix}
 
@@ -231,7 +233,8 @@ def test_run_with_report_writes_that_runs_report(postgres, prometheus, tmp_path)
     results = tmp_path / "results"
     rid = f"rr{uuid.uuid4().hex[:8]}"
     done = ybbench_run("sql-inserts", postgres, results, testid=rid, prometheus=prometheus.url,
-                       knobs={"VUS": 2, "DURATION": "6s", "KEY_PREFIX": rid}, extra_args=["--report"])
+                       knobs={"VUS": 2, "DURATION": "6s", "KEY_PREFIX": rid}, extra_args=["--report"],
+                       extra_env=USERS_K6)
     assert done.code == 0, done.output
     page = results / rid / "report.html"
     assert f"report: {page}" in done.output.splitlines()
@@ -251,7 +254,7 @@ def test_a_run_too_short_for_k6s_pushes_gets_no_ops_curve_but_its_whole_run_figu
     results = tmp_path / "results"
     rid = f"short{uuid.uuid4().hex[:8]}"
     done = ybbench_run("sql-inserts", postgres, results, testid=rid, prometheus=prometheus.url,
-                       knobs={"VUS": 2, "DURATION": "2s", "KEY_PREFIX": rid})
+                       knobs={"VUS": 2, "DURATION": "2s", "KEY_PREFIX": rid}, extra_env=USERS_K6)
     assert done.code == 0, done.output
     p = ybbench("report", rid, "--results", str(results), "--prometheus", prometheus.url)
     assert p.returncode == 0, p.stderr

@@ -10,6 +10,11 @@ from pathlib import Path
 
 from .stack import BIN, REPO, Postgres
 
+# The k6 the compose stack's users run: v2 (compose/.env), native histograms
+# asked for as v2 takes them, every series with its feature tag. Tests of
+# what reads k6's series (dashboards, report, doctor) push with it.
+USERS_K6 = {"K6": str(BIN / "k6-v2")}
+
 
 @dataclass
 class Completed:
