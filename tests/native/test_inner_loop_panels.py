@@ -31,6 +31,16 @@ def looped(postgres, prometheus, tmp_path_factory):
     """A 20 s sql-inserts run of 2 VUs, N inserts per k6 iteration; k6
     pushes every second (ybbench_run). Returns what the tests read."""
     results = tmp_path_factory.mktemp("loop-panels")
+    # The grid below needs pushes a push interval apart; a host busy enough to hold one
+    # back by a quarter interval breaks that premise, not the panels: run again (3 tries).
+    for _ in range(3):
+        got = _looped_run(postgres, prometheus, results)
+        if got["regular"]:
+            return got
+    pytest.fail(f"k6's pushes came irregularly in 3 runs: {got['spacing']}")
+
+
+def _looped_run(postgres, prometheus, results) -> dict:
     testid, table = f"lp{uuid.uuid4().hex[:8]}", f"lp_{uuid.uuid4().hex[:8]}"
     run = ybbench_run("sql-inserts", postgres, results, testid=testid, prometheus=prometheus.url,
                       knobs={"TABLE": table, "VUS": "2", "DURATION": "20s", "OPS_PER_ITERATION": str(N),
@@ -52,9 +62,10 @@ def looped(postgres, prometheus, tmp_path_factory):
     push = statistics.median(spacing)
     # Every push a push interval after the last, to within a quarter of one, but k6's last
     # (when the run stops): each window of the grid below holds K pushes, whatever their drift.
-    assert all(abs(d - push) < push / 4 for d in spacing[:-1]), str([round(d, 3) for d in spacing])
+    regular = all(abs(d - push) < push / 4 for d in spacing[:-1])
     return {"testid": testid, "run": run, "results": results, "rows": rows, "loops": loops, "push": push,
-            "inserts": inserts, "loop_pushes": pushes("loop")}
+            "inserts": inserts, "loop_pushes": pushes("loop"), "regular": regular,
+            "spacing": [round(d, 3) for d in spacing]}
 
 
 def grid(looped) -> dict:

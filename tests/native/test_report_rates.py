@@ -96,16 +96,23 @@ def idle_then_burn(seconds: float) -> tuple[float, float, float]:
 
 @pytest.mark.parametrize("seconds", [5, 30])
 def test_cpu_busy_is_the_machines_during_the_run(seconds, prometheus, tmp_path):
-    cpu = Sampler(busy_cpu_seconds)
-    try:
-        start, end, burned = idle_then_burn(seconds)
-        testid = f"burn{seconds}-{uuid.uuid4().hex[:6]}"
-        make_run(tmp_path, testid, start, end)
-        got = report(tmp_path, testid, prometheus)
-    finally:
-        cpu.stop()
-    share = burned / (end - start)  # about 1 on a quiet machine
+    # The test's premises are the host's, not the report's: the burner holds a core, and the host
+    # was idle before it. Another process can take either away on a shared host: try again (3 times).
+    for _ in range(3):
+        cpu = Sampler(busy_cpu_seconds)
+        try:
+            start, end, burned = idle_then_burn(seconds)
+            testid = f"burn{seconds}-{uuid.uuid4().hex[:6]}"
+            make_run(tmp_path, testid, start, end)
+            got = report(tmp_path, testid, prometheus)
+        finally:
+            cpu.stop()
+        share = burned / (end - start)  # about 1 on a quiet machine
+        before, during = cpu.rate(start - 10, start), cpu.rate(start, start + 5)
+        if share > 0.3 and during - before > 0.3:
+            break
     assert share > 0.3, "the burner got under a third of a core: the machine is too busy for this test"
+    assert during - before > 0.3, "the host was as busy before the run as during it: this test needs it to itself"
     c = chart(got["run"], "cpu_cores_busy")
     name = node_series(c, prometheus)
     fig = c["figures"][name]
@@ -124,8 +131,6 @@ def test_cpu_busy_is_the_machines_during_the_run(seconds, prometheus, tmp_path):
     old = prometheus.api("query", query='sum by (instance) (rate(node_cpu_seconds_total{mode!="idle"}[15s]))',
                          time=f"{start + 5:.3f}")["result"]
     old_value = float([s for s in old if s["metric"]["instance"] == name.split()[0]][0]["value"][1])
-    before, during = cpu.rate(start - 10, start), cpu.rate(start, start + 5)
-    assert during - before > 0.3, "the host was as busy before the run as during it: this test needs it to itself"
     # Two thirds of that window are before the run: it reads about during - 2/3 (during - before).
     assert old_value < during - 0.4 * (during - before)
 

@@ -33,7 +33,9 @@ def test_a_statement_stuck_past_the_timeout_fails_as_class_57(postgres, tmp_path
     assert run.code == 99, run.output  # the error threshold marks the run, as any failed statement does
     digest = run.digest()
     server = cancelled_by_server(postgres, table, since)
-    assert server >= 2 * 4, server  # two VUs, at least 4 timeouts each in 2 s
+    # Two VUs, each timed out again and again in the 2 s lock: 6 each at 300 ms, at least 2 each
+    # on a host that delays every next statement by up to 0.7 s (without the timeout: none).
+    assert server >= 2 * 2, server
     assert digest["errors_by_class"] == {"57": server}, (digest["errors_by_class"], server)
     assert digest["errors"] == server
     # A cancelled insert wrote nothing: the rows are the acknowledged ones.
