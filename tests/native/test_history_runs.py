@@ -6,7 +6,7 @@ Six runs, three at 4 VUs then three at 16, recorded in a PostgreSQL store
 fourth run, with VUS named as what differs; ordered by a label that counts
 down (16 VUs first), the gate fails naming select's ops/s. The selects read through a view whose rows take 20 ms on
 the server (the fixture says why). Six identical runs, in the
-default SQLite store: no change point of 10% or more (--min-change, over this
+default SQLite store: no change point of 20% or more (--min-change, over this
 machine's run-to-run noise), and the gate passes."""
 
 from __future__ import annotations
@@ -113,10 +113,11 @@ def test_the_gate_fails_on_the_step_naming_the_op_and_passes_identical_runs(runs
     assert c["index"] == 3 and c["regression"] and c["differs"]["knobs"] == {"VUS": {"before": "16", "after": "4"}}
     assert p.returncode == 1, p.stdout + p.stderr
     assert "regression: sql-selects select ops/s -" in p.stderr
-    # Identical runs on this shared 2-core machine differ by up to ~4% (a whole-suite run saw Otava call
-    # +4.1% after the first, at p < 0.001 over six runs): the gate is run as docs/reports.md tells users to
-    # run it, with a floor above their measured noise. The step above is 4x, far over it.
-    p = ybbench("history", "--results", str(runs["flat"]), "--fail-on", "regression", "--min-change", "10%",
+    # Identical runs on this shared 2-core machine differ by up to ~4% in ops/s (a whole-suite run saw
+    # Otava call +4.1% after the first, at p < 0.001 over six runs), and their p99 (20 ms plus the host's
+    # scheduling delays) by more on a busy host: the gate is run as docs/reports.md tells users to run it,
+    # with a floor above their noise, 20% (4 ms of delays at p99). The step above is 4x, far over it.
+    p = ybbench("history", "--results", str(runs["flat"]), "--fail-on", "regression", "--min-change", "20%",
                 env=runs["env"])
     assert p.returncode == 0, p.stdout + p.stderr
     doc = json.loads((runs["flat"] / "history" / "history.json").read_text())
