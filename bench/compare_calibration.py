@@ -123,12 +123,11 @@ def pooled(got: list[dict]) -> tuple[float, float]:
     return math.sqrt(ss / df), math.exp(sum(diffs) / len(diffs))
 
 
-def runs_for(sd: float, change: float, alpha: float = 0.05, power: float = 0.8) -> int | None:
-    """Runs a side that find `change` with `power` at this between-run sd (Welch, equal runs)."""
+def runs_for(sd: float, change: float, alpha: float = 0.05) -> int | None:
+    """Runs a side that find `change` 8 times in 10 at this between-run sd (Welch, equal runs)."""
     from ybbench.core import run_stats
 
-    return next((n for n in range(2, 1001)
-                 if run_stats.power_of(change, sd * math.sqrt(2 / n), 2 * (n - 1), alpha) >= power), None)
+    return run_stats.runs_a_side(change, sd, alpha)
 
 
 def main() -> None:

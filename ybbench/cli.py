@@ -16,6 +16,7 @@ docs: README.md and docs/; flags and exit codes: docs/cli.md."""
 from __future__ import annotations
 
 import argparse
+import re
 import os
 import signal
 import sys
@@ -219,11 +220,41 @@ def _ab(a: argparse.Namespace) -> int:
     from ybbench.report import compare, compare_gate
 
     compare_gate.parse(list(a.fail_on))  # a bad rule before any load
+    resolve = ab_resolve(a)
     plan, code = command(a)
+    # Runs too far apart for the change asked for: more A B B A runs, as many as their spread says.
+    while resolve and code == 0 and plan.repeat < a.max_repeat:
+        need, why = compare.runs_to_resolve(plan.results, plan.id, resolve, a.alpha)
+        if need is not None and need <= plan.repeat:
+            print(f"ab {plan.id}: {why}: enough", flush=True)
+            break
+        a.id, a.resume, a.repeat = None, plan.id, min(need or a.max_repeat, a.max_repeat)
+        print(f"ab {plan.id}: {why}: going on to {a.repeat} a side (--resolve, at most --max-repeat "
+              f"{a.max_repeat})", flush=True)
+        plan, code = command(a)
     out = plan.folder / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
     got = compare.command(plan.id, [], str(plan.results), plan.prometheus, str(out), a.alpha, False, None,
                           a.fail_on, a.history)
     return got or code
+
+
+def ab_resolve(a: argparse.Namespace) -> float | None:
+    """The change ab adds runs to resolve (a fraction), or None: --resolve,
+    else the default without --repeat (a --repeat alone is a fixed count);
+    sets a.repeat to where it starts. Checked before any load."""
+    from ybbench.experiments import ab as ab_defaults
+
+    fixed = a.repeat is not None
+    a.repeat = a.repeat if fixed else ab_defaults.REPEAT
+    if a.resolve in (None, "") and fixed or a.resolve in ("off", "0", "0%"):
+        return None
+    text = a.resolve or ab_defaults.RESOLVE
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)%", text)
+    if not m or not 0 < float(m[1]) < 100:
+        raise UserError(f"--resolve {text}: a change in percent between 0 and 100, e.g. 5%, or off")
+    if a.max_repeat < a.repeat:
+        raise UserError(f"--max-repeat {a.max_repeat}: at least --repeat ({a.repeat})")
+    return float(m[1]) / 100
 
 
 def _reproduce(a: argparse.Namespace) -> int:
@@ -440,8 +471,14 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a knob of every run")
     b.add_argument("--keys-from", metavar="TESTID", help="as run's: a read workload reads the keys this load run "
                    "wrote (every run of both sides)")
-    b.add_argument("--repeat", type=int, default=ab_defaults.REPEAT,
-                   help=f"compared runs a side ({ab_defaults.REPEAT}: docs/reports.md \"Comparing runs\")")
+    b.add_argument("--repeat", type=int, metavar="N",
+                   help=f"compared runs a side, a fixed count (default: {ab_defaults.REPEAT}, then more as --resolve "
+                   "asks; docs/reports.md \"Comparing runs\")")
+    b.add_argument("--resolve", metavar="PCT", help=f"after --repeat runs a side, go on in A B B A runs until their "
+                   f"spread finds a change of PCT 8 times in 10 (default {ab_defaults.RESOLVE.replace('%', '%%')} without --repeat; "
+                   "off for a fixed count)")
+    b.add_argument("--max-repeat", type=int, default=ab_defaults.MAX_REPEAT, metavar="N",
+                   help=f"the most runs a side --resolve goes to ({ab_defaults.MAX_REPEAT})")
     b.add_argument("--warmup", default=ab_defaults.WARMUP, metavar="DURATION", help="the first seconds of each run "
                    f"left out of what is compared ({ab_defaults.WARMUP}; 0 for none)")
     b.add_argument("--warmup-runs", type=int, default=ab_defaults.WARMUP_RUNS, metavar="N",

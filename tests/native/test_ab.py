@@ -151,6 +151,45 @@ def test_a_planted_server_slowdown_is_slower_and_fails_the_gate(postgres, keys, 
                                              - sum(math.log(v) for v in s["values"]["base"]) / 3), rel_tol=1e-12)
 
 
+NOISY_VIEW = "ab_noisy_view"
+
+
+def test_runs_too_far_apart_for_the_change_asked_get_more_runs_and_close_ones_stop(postgres, keys, tmp_path):
+    """--resolve: runs whose spread cannot find the change asked for go on
+    in A B B A runs up to --max-repeat; runs close enough for it stop where
+    they started. The spread is planted: before every run, each side's
+    prepare rebuilds the view both read with a random number of hashes per
+    key (1 to 1500: from free to slower than the slow view), so identical
+    sides' runs are tens of % apart and 5% needs hundreds a side."""
+    rebuild = (f"psql -X -q -h 127.0.0.1 -p {postgres.port} -U {postgres.user} -d {postgres.database} -c "
+               f"\"CREATE OR REPLACE VIEW {NOISY_VIEW} AS SELECT k, v FROM postgresqlkeyvalue "
+               f"WHERE md5(repeat(k, $(shuf -i 1-1500 -n 1))) <> ''\"")
+    p = ab(postgres, tmp_path, "noisy", "--set", f"TABLE={NOISY_VIEW}", "--repeat", "2", "--resolve", "5%",
+           "--max-repeat", "3", "--warmup-runs", "0", "--base-prepare", rebuild, "--other-prepare", rebuild,
+           knobs=read_keys(keys))
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = read(tmp_path / "noisy" / "ab.json")
+    # Two a side, then the third pair in the order A B B A A B continues.
+    assert doc["order"] == ["noisy-base1", "noisy-other1", "noisy-other2", "noisy-base2", "noisy-base3",
+                            "noisy-other3"], doc["order"]
+    assert sorted(r["testid"] for r in doc["runs"]) == sorted(doc["order"])
+    assert "going on to 3 a side" in p.stdout, p.stdout
+    (cmp,) = [d for d in (tmp_path / "noisy").iterdir() if d.name.startswith("compare-")]
+    s = read(cmp / "compare.json")["comparisons"][0]["ops"]["select"]
+    assert s["runs"] == {"base": 3, "other": 3}, s["runs"]
+    # The spread the line names is that of the first 2 + 2 runs' k6 counts: tens of % (sd of log ops/s).
+    k6 = [math.log(read(tmp_path / "noisy" / f"noisy-{t}" / "summary.json")["ops"]["select"]["per_second"])
+          for t in ("base1", "base2", "other1", "other2")]
+    assert max(k6) - min(k6) > math.log(1.3), k6
+
+    # The same sides without the plant, asked for a change of 99%: three runs a side find it; no more run.
+    p = ab(postgres, tmp_path, "close", "--base", f"TABLE={BASE_VIEW}", "--other", f"TABLE={BASE_VIEW}",
+           "--repeat", "3", "--resolve", "99%", "--max-repeat", "5", "--warmup-runs", "0", knobs=read_keys(keys))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert len(read(tmp_path / "close" / "ab.json")["order"]) == 6
+    assert "a change of 99% is found 8 times in 10 with" in p.stdout and ": enough" in p.stdout, p.stdout
+
+
 def test_a_failing_prepare_stops_the_ab_naming_it(postgres, keys, tmp_path):
     p = ab(postgres, tmp_path, "prep", "--repeat", "2", "--warmup-runs", "0", "--other-prepare", "echo broken; exit 3",
            knobs=read_keys(keys))
@@ -168,6 +207,9 @@ def test_a_failing_prepare_stops_the_ab_naming_it(postgres, keys, tmp_path):
     (["--warmup", "soon"], ["--warmup 'soon'"]),
     (["--base", "VUS=2"], ["--base VUS: also given with --set"]),
     (["--fail-on", "faster:5%"], ["faster is not a gate"]),
+    (["--resolve", "five"], ["--resolve five: a change in percent"]),
+    (["--resolve", "150%"], ["--resolve 150%: a change in percent between 0 and 100"]),
+    (["--max-repeat", "3"], ["--max-repeat 3: at least --repeat (5)"]),
     (["--base", "NOPE=1"], ["NOPE"]),
 ])
 def test_bad_input_is_refused_before_any_load(postgres, keys, tmp_path, args, words):

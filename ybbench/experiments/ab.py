@@ -31,7 +31,9 @@ from ybbench.core.errors import UserError
 from ybbench.experiments import campaign
 from ybbench.run import k6run, keys_from
 
-REPEAT = 5  # runs a side by default: docs/reports.md "Comparing runs" has the calibration behind it
+REPEAT = 5  # runs a side to start with: docs/reports.md "Comparing runs" has the calibration behind it
+RESOLVE = "5%"  # then as many as their spread needs to find this change 8 times in 10 ...
+MAX_REPEAT = 20  # ... up to this many a side
 WARMUP = "2s"
 WARMUP_RUNS = 1
 SIDES = ("base", "other")
