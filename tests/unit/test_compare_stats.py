@@ -90,24 +90,38 @@ def test_too_few_seconds_give_no_verdict():
     assert bootstrap.compare([5.0] * 12, [0.0] * 12).verdict == "no verdict: other has no ops"
 
 
+# The A/A band's size: DRAWS comparisons, and the binomial interval around alpha that holds a correct method's
+# count of false verdicts with probability 1 - 2 * TAIL (arithmetic in the test below).
+DRAWS, TAIL = 3000, 0.0005
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "bootstrap.py's interval is too narrow at n = 30 s: these 3000 draws give 209 false verdicts at phi 0.3 "
+    "(7.0%; 279, 9.3%, with another seed; 205, 6.8%, for independent seconds), past the band's 191: the "
+    "method, not the test; remove this mark when the method holds alpha"))
 def test_false_positive_rate_of_two_draws_of_one_ar1_process():
     """Two 30 s series from one AR(1) process (phi 0.3, a plausible lag-1
-    correlation of per-second ops/s), 200 times, alpha 0.05: the verdict
-    should be "faster" or "slower" in about 5% of draws. Over 200 draws
-    a true rate of 0.05 gives a binomial count with sd
-    sqrt(0.05 * 0.95 / 200) = 0.0154; the test accepts 0.05 ± 3 sd,
-    [0.004, 0.096] (a fair method fails it with probability 0.3%; one
-    whose rate were 0.10 or more would pass it less than half the time,
-    and one that never says anything fails it). Measured with these
-    draws: 15 of 200, 0.075 (over 1000 draws, bootstrap.py's docstring:
-    6% to 8% at phi 0.3, 4% to 6.5% for independent seconds)."""
+    correlation of per-second ops/s), DRAWS = 3000 times, alpha 0.05: the
+    verdict should be "faster" or "slower" in about 5% of draws. The count
+    of false verdicts is binomial(3000, p), p the method's false-positive
+    rate; the band is binomial's central 99.9% at p = alpha, [112, 191]
+    (3.7% to 6.4%), from scipy here:
+    - a correct method (p = 0.05) passes it with probability 0.9992;
+    - a method at 1.5 x alpha (p = 0.075) passes it with probability
+      0.0089 (fails 99.1%); at 0.5 x alpha with probability 0.00003, and
+      one that never says anything fails it.
+    The draws are seeded: the same count every run (no flakiness); the
+    probabilities say what the band can tell apart. 3000 compares took
+    18 s on this 2-core host at load 1.5, 32 s at load 9."""
     rng = np.random.default_rng(2026)
-    draws, alpha = 200, 0.05
+    alpha = 0.05
+    lo, hi = int(stats.binom.ppf(TAIL, DRAWS, alpha)), int(stats.binom.isf(TAIL, DRAWS, alpha))
+    inside = lambda p: stats.binom.cdf(hi, DRAWS, p) - stats.binom.cdf(lo - 1, DRAWS, p)  # noqa: E731
+    assert (lo, hi) == (112, 191)
+    assert inside(alpha) >= 0.999 and inside(1.5 * alpha) <= 0.01  # the docstring's two probabilities
     hits = sum(bootstrap.compare(ar1(rng, 30, 0.3), ar1(rng, 30, 0.3), alpha).verdict in ("faster", "slower")
-               for _ in range(draws))
-    sd = math.sqrt(alpha * (1 - alpha) / draws)
-    rate = hits / draws
-    assert alpha - 3 * sd <= rate <= alpha + 3 * sd, f"false-positive rate {rate} over {draws} draws"
+               for _ in range(DRAWS))
+    assert lo <= hits <= hi, f"{hits} false verdicts in {DRAWS} draws ({hits / DRAWS:.3%}), band [{lo}, {hi}]"
 
 
 def test_bad_alpha():
