@@ -184,6 +184,9 @@ def live(prometheus, postgres, tmp_path_factory):
                       extra_env=USERS_K6, knobs={"VUS": 8, "DURATION": "3s", "KEY_PREFIX": run, "MAX_WRITTEN_KEY": 2,
                              "WRITE_PERCENT": 100, "ISOLATION": "repeatable_read"})
     assert upd.metric("ybbench_retries").get("count", 0) > 0, upd.output
+    # The last of the runs' SQL: what PostgreSQL's statements took from here on
+    # bounds what the stand-in adds to YSQL's latency panels read later.
+    statements_read = (time.time(), _pg_statements(postgres))
     _k6_open_model(f"{run}-open", prometheus.url)
     # What the panels below read is k6 v2's: every series with the feature's run tag.
     series = prometheus.api("series", **{"match[]": f'{{testid=~"{run}-.*"}}'})
@@ -197,7 +200,16 @@ def live(prometheus, postgres, tmp_path_factory):
     pair = {"base": f"{run}-ins", "other": f"{run}-sel"}
     shift = _query_result_variable(prometheus, "compare-runs.json", "shift", pair, start - 30, end)
     return {"testid": f"{run}-.*", "start": start - 30, "end": end, "ins": ins, "sel": sel, "cpu": cpu,
-            "ins_testid": f"{run}-ins", **pair, "shift": shift}
+            "ins_testid": f"{run}-ins", **pair, "shift": shift, "statements_read": statements_read}
+
+
+def _pg_statements(postgres) -> tuple[float, float, float]:
+    """The test PostgreSQL's own figures of every statement it ran
+    (pg_stat_statements, ms): least min_exec_time, greatest max_exec_time,
+    total_exec_time summed."""
+    got = postgres.query("SELECT min(min_exec_time), max(max_exec_time), sum(total_exec_time) "
+                         "FROM pg_stat_statements")
+    return tuple(float(x) for x in got.split("|"))
 
 
 def _query_result_variable(prometheus, board: str, name: str, values: dict, start: float, end: float) -> str:
@@ -284,7 +296,7 @@ def test_every_counter_ybbench_reads_moves_at_a_rate_of_its_own(prometheus):
                 assert slope == pytest.approx(want, rel=1e-3), (name, s["metric"])
 
 
-def test_yugabytedb_rate_panels_move_at_the_stand_ins_known_rates(live, prometheus):
+def test_yugabytedb_rate_panels_move_at_the_stand_ins_known_rates(live, prometheus, postgres):
     """Every panel query that reads a counter the YugabyteDB stand-in moves,
     whatever its shape (a rate per tserver, a ratio, a recording rule by
     statement type), reads the counters tests/support/yb_panels.py names
@@ -294,27 +306,43 @@ def test_yugabytedb_rate_panels_move_at_the_stand_ins_known_rates(live, promethe
     read at the same rate, so a panel reading one for another (index misses
     for hits) is off by a whole factor. A YugabyteDB panel this test does
     not know fails. YSQL's statement counters also count the test
-    PostgreSQL's statements: those series are bounded below. Read over the
-    last 20 s with the rules' windows full; the selected-runs stat over the
-    live runs, the only time it has values."""
+    PostgreSQL's statements: their ops/s are bounded below, their latencies
+    by what PostgreSQL says its statements took (yb_panels._mediant). Read
+    over the last 20 s with the rules' windows full and after the live runs'
+    SQL; the selected-runs stat over the live runs, the only time it has
+    values."""
     now = _full_rule_windows(prometheus)
-    expected = yb_panels.expectations()
+    # A value at now - 20 reads a rule evaluated up to 5 s before over 60 s of
+    # samples, each the stand-in's read of pg_stat_statements just before its
+    # stamp (or its last good one): 100 s after the first read of PostgreSQL,
+    # every sample read is newer than it.
+    read_at, (_, _, exec_before) = live["statements_read"]
+    time.sleep(max(0.0, read_at + 100 - now))
+    now = max(now, time.time())
     # Every PromQL target that reads a moving YugabyteDB counter; the others
     # read k6, the hosts, PostgreSQL or sizes (tested above and below).
     targets = [((name, panel["title"], t["legendFormat"]), t["expr"], read) for name, board in boards().items()
                for panel in panels(board) for t in panel.get("targets", []) if t["datasource"]["type"] == "prometheus"
                if (read := counters_read(prometheus, fill(t["expr"], ANY)))]
-    seen = set()
+    medians = {}
     for key, expr, read in targets:
         title, fmt = key[1:]
+        stat = "selected runs" in title  # values only while a selected run runs
+        values = _values(live) if stat else {**_values(live), "testid": ".*"}
+        start, end = (live["start"], live["end"]) if stat else (now - 20, now)
+        medians[key] = _medians(prometheus, fill(expr, values), start, end,
+                                lambda labels: yb_panels.legend(fmt, labels))
+    # PostgreSQL's figures after every window read (ms; the stand-in adds µs).
+    least, most, exec_after = _pg_statements(postgres)
+    expected = yb_panels.expectations(yb_panels.Statements(least * 1000, most * 1000,
+                                                           (exec_after - exec_before) * 1000))
+    seen = set()
+    for key, expr, read in targets:
         assert key in expected, f"a YugabyteDB panel this test does not know: {key} reads {sorted(read)}"
         seen.add(key)
         reads, want = expected[key]
         assert read == reads, f"{key} reads {sorted(read ^ reads)} (expected or not)"
-        stat = "selected runs" in title  # values only while a selected run runs
-        values = _values(live) if stat else {**_values(live), "testid": ".*"}
-        start, end = (live["start"], live["end"]) if stat else (now - 20, now)
-        got = _medians(prometheus, fill(expr, values), start, end, lambda labels: yb_panels.legend(fmt, labels))
+        got = medians[key]
         assert set(got) == set(want), key
         for series, v in got.items():
             lo, hi = want[series]

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
-from .captures import capture_names
+from .captures import capture_names, capture_series_per_tserver
 from .known_rates import counts_statements, per_instance
 
 # A median of rates over samples that carry their own timestamps: float and
@@ -16,9 +17,35 @@ from .known_rates import counts_statements, per_instance
 TOL = 0.02
 # Numerator and denominator over the same samples: their extrapolation cancels.
 RATIO_TOL = 1e-3
-# A value that the test PostgreSQL's statements add an unknown part to:
-# more than 0, nothing more known.
-POSITIVE = (0.0, math.inf)
+# The least span between the first and last samples a 1m rate holds at 5 s
+# scrapes (55 s when none is late): room for scrapes 15 s apart.
+RATE_SPAN_MIN_S = 30.0
+
+
+@dataclass(frozen=True)
+class Statements:
+    """What the test PostgreSQL says (pg_stat_statements, read by the test)
+    of the statements it ran, which the stand-in adds to YSQL's statement
+    counters (count += calls, sum += total_exec_time in µs: yb_standin.py):
+    every call's time lies between the least min_exec_time and the greatest
+    max_exec_time of the rows; exec_us is the time its calls took between a
+    read before the panels' windows and one after them, in µs."""
+    min_us: float
+    max_us: float
+    exec_us: float
+
+
+def _mediant(cap_sum: float, cap_count: float, series: int, st: Statements) -> tuple[float, float]:
+    """Bounds of (cap_sum + n x PG's time) / (cap_count + n x PG's calls), per
+    second over a rate window, n = series of a statement kind's sum (and of its
+    count) that the stand-in adds PG's statements to: a mediant of the
+    capture's own ratio and PG's mean time of a call, so between them; and no
+    more than the capture's ratio plus all PG's time in the windows spread
+    over the capture's count alone, over the shortest span a window holds."""
+    own = cap_sum / cap_count
+    lo = min(own * (1 - RATIO_TOL), st.min_us)
+    hi = max(own * (1 + RATIO_TOL), st.max_us)
+    return lo, min(hi, own * (1 + RATIO_TOL) + series * st.exec_us / (cap_count * RATE_SPAN_MIN_S))
 
 YSQL = "handler_latency_yb_ysqlserver_SQLProcessor_"
 TSERVER = "handler_latency_yb_tserver_TabletServerService_"
@@ -65,10 +92,19 @@ def _ysql_ops_by_method() -> tuple[set[str], Want]:
                                   for m, c in counts.items()}
 
 
-def _ysql_latency_by_method() -> tuple[set[str], Want]:
+def _statement_series(names: dict[str, str], instance: str | None = None) -> int:
+    """How many series of a statement kind's sum carry PG's statements (on
+    one instance, or all): as many as of its count, or the mediant is none."""
+    n = {kind: sum(v for i, v in capture_series_per_tserver(name, "ysql.txt").items() if instance in (None, i))
+         for kind, name in names.items()}
+    assert n["sum"] == n["count"], (names, n)
+    return n["sum"]
+
+
+def _ysql_latency_by_method(st: Statements) -> tuple[set[str], Want]:
     methods = ysql_methods()
-    want = {m: POSITIVE if counts_statements(n["count"]) else exact(_ysql_total(n["sum"]) / _ysql_total(n["count"]),
-                                                                      RATIO_TOL)
+    want = {m: _mediant(_ysql_total(n["sum"]), _ysql_total(n["count"]), _statement_series(n), st)
+            if counts_statements(n["count"]) else exact(_ysql_total(n["sum"]) / _ysql_total(n["count"]), RATIO_TOL)
             for m, n in methods.items() if {"count", "sum"} <= set(n)}
     return {name for n in methods.values() for name in n.values()}, want
 
@@ -82,15 +118,29 @@ def ysql_advance_per_node() -> dict[str, float]:
     return out
 
 
-def _ysql_per_node(latency: bool) -> tuple[set[str], Want]:
-    """Ops/s: at least the advance (statements add to it); latency: the
-    statements' time is unknown here, positive."""
-    names = {n for m in ysql_methods().values() for kind, n in m.items() if latency or kind == "count"}
-    return names, {i: POSITIVE if latency else at_least(v) for i, v in ysql_advance_per_node().items()}
+def _ysql_per_node() -> tuple[set[str], Want]:
+    """Ops/s: at least the advance (statements add to it)."""
+    names = {n for m in ysql_methods().values() for kind, n in m.items() if kind == "count"}
+    return names, {i: at_least(v) for i, v in ysql_advance_per_node().items()}
+
+
+def _ysql_latency_per_node(st: Statements) -> tuple[set[str], Want]:
+    """Every statement type's sum over every one's count, per node: the
+    capture's own ratio, PG's statements mixed in (_mediant; PG's time may
+    land on every kind's series, so the most series of any kind)."""
+    methods = ysql_methods()
+    sums: dict[str, float] = {}
+    for m in methods.values():
+        for i, v in per_instance(m["sum"], ("ysql.txt",)).items() if "sum" in m else ():
+            sums[i] = sums.get(i, 0.0) + v
+    want = {i: _mediant(sums[i], count, max(_statement_series(n, i) for n in methods.values()
+                                           if counts_statements(n["count"])), st)
+            for i, count in ysql_advance_per_node().items()}
+    return {n for m in methods.values() for n in m.values()}, want
 
 
 def _ysql_stat() -> tuple[set[str], Want]:
-    names, _ = _ysql_per_node(latency=False)
+    names, _ = _ysql_per_node()
     return names, {"YSQL": at_least(sum(ysql_advance_per_node().values()))}
 
 
@@ -106,8 +156,9 @@ def _tserver(latency: bool) -> tuple[set[str], Want]:
     return reads, want
 
 
-def expectations() -> dict[tuple[str, str, str], tuple[set[str], Want]]:
-    """(board, panel, legend format) -> (the counters it reads, legend -> (low, high))."""
+def expectations(st: Statements) -> dict[tuple[str, str, str], tuple[set[str], Want]]:
+    """(board, panel, legend format) -> (the counters it reads, legend -> (low, high)),
+    given what the test PostgreSQL says of its statements over the windows read."""
     i = "{{exported_instance}}"
     return {
         ("storage.json", "WAL bytes written/s per node", i): _counter("log_bytes_logged"),
@@ -127,9 +178,9 @@ def expectations() -> dict[tuple[str, str, str], tuple[set[str], Want]]:
             _counter("rocksdb_block_cache_filter_miss", "filter"),
         ("disk-cache.json", "Block cache hit ratio", i): _hit_ratio(),
         ("overview.json", "Total YSQL ops/s by statement type", "{{service_method}}"): _ysql_ops_by_method(),
-        ("overview.json", "Average YSQL latency by statement type", "{{service_method}}"): _ysql_latency_by_method(),
-        ("overview.json", "YSQL ops/s per node", i): _ysql_per_node(latency=False),
-        ("overview.json", "YSQL latency per node", i): _ysql_per_node(latency=True),
+        ("overview.json", "Average YSQL latency by statement type", "{{service_method}}"): _ysql_latency_by_method(st),
+        ("overview.json", "YSQL ops/s per node", i): _ysql_per_node(),
+        ("overview.json", "YSQL latency per node", i): _ysql_latency_per_node(st),
         ("overview.json", "YSQL ops/s (cluster, selected runs)", "YSQL"): _ysql_stat(),
         ("overview.json", "TServer Read/Write RPCs per node", f"{i} {{{{service_method}}}}"): _tserver(False),
         ("overview.json", "TServer Read/Write latency per node", f"{i} {{{{service_method}}}}"): _tserver(True),
