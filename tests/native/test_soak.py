@@ -1,9 +1,12 @@
 """`make soak`'s short form (bench/soak.py, 60 s): the command runs, and its
 numbers are real. Its ops counts are k6's own summary, Prometheus' counter
 and the rows the table holds, all equal; verify finds 0 lost; its RSS
-column is read from the k6 processes of each run, as this test sees them
-from outside (/proc, polled while the soak runs). A doctored sample (the
-soak's own pid, the other run's k6) is caught. Never a timing assertion."""
+columns are read from the k6 processes of each run and from Prometheus, as
+this test sees them from outside (/proc, polled while the soak runs); its
+head series grow by the series this test pushes into that Prometheus
+meanwhile; its p99 drift is each window's p99 in the runs' own
+per-second.json. A doctored sample (the soak's own pid, the other run's
+k6) is caught. Never a timing assertion."""
 
 from __future__ import annotations
 
@@ -18,7 +21,18 @@ from pathlib import Path
 import pytest
 
 from bench import soak
-from tests.support.stack import REPO
+from tests.support.stack import BIN, REPO
+from ybbench.core import per_second
+
+# Series this test pushes into the soak's Prometheus while it runs (promtool's
+# remote write), each new: its head series must grow by them.
+PROBE_SERIES = 1000
+# Head series that may appear on their own between the soak's first sample
+# and its end, beside the probe's: Prometheus' own metrics for handlers and
+# queries first used then (the soak's queries at the end), k6's for an op or
+# error first seen late. An allowance (a run here stayed within it), not a
+# measured spread; the probe is 25 times it.
+OTHER_NEW_SERIES = 40
 
 
 def descendants(root: int) -> dict[int, tuple[int, list[str]]]:
@@ -64,7 +78,82 @@ def check_rss(result: dict, seen: dict) -> None:
             assert who is not None, f"{name} at {s['t']:.0f} s: pid {k['pid']} is no k6 this test saw"
             assert f"testid={testid}" in who["cmd"], f"{name} at {s['t']:.0f} s: pid {k['pid']} runs {who['cmd']}"
             assert who["cmd"][0].endswith("k6") and who["cmd"][1] == "run", who["cmd"]
-            assert who["min_rss"] * 0.9 <= k["rss_kb"] <= who["hwm"] * 1.05, (name, k, who)
+            check_within(k["rss_kb"], who, name)
+
+
+def check_within(rss_kb: int, who: dict, what: str) -> None:
+    """rss_kb within what the kernel said of that process: no less than the
+    least VmRSS polled (10% for a dip between two polls), no more than its
+    peak (VmHWM)."""
+    assert who["min_rss"] * 0.9 <= rss_kb <= who["hwm"] * 1.05, (what, rss_kb, who)
+
+
+def check_prometheus_rss(result: dict, seen_prometheus: dict) -> None:
+    """Every Prometheus RSS the soak reports (each sample's, the end's) is
+    of the one Prometheus process this test saw under it."""
+    (who,) = seen_prometheus.values()
+    for s in result["samples"]:
+        check_within(s["prometheus_rss_kb"], who, f"Prometheus at {s['t']:.0f} s")
+    check_within(result["prometheus_end"]["rss_kb"], who, "Prometheus at the end")
+
+
+def check_head_series(result: dict, pushed: tuple[float, float]) -> None:
+    """The head series the soak reports grow by the PROBE_SERIES this test
+    pushed between `pushed` (start, end): from the last sample before the
+    push to every reading surely after it (Prometheus scrapes itself every
+    5 s: the reading holds the last scrape; 10 s of margin), by no fewer and
+    by at most OTHER_NEW_SERIES more."""
+    at = [(result["t0"] + s["t"], s["head_series"]) for s in result["samples"]]
+    before = [n for t, n in at if t < pushed[0]]
+    after = [(f"{t - result['t0']:.0f} s", n) for t, n in at if t > pushed[1] + 10]
+    after.append(("the end", result["prometheus_end"]["head_series"]))
+    assert before, (at, pushed)
+    for when, n in after:
+        grown = n - before[-1]
+        assert PROBE_SERIES <= grown <= PROBE_SERIES + OTHER_NEW_SERIES, (when, n, before[-1])
+
+
+def window_p99(folder: Path, op: str, lo: float, hi: float) -> float:
+    """p99 in ms of the op's iterations k6 timed in the seconds lo <= t < hi
+    (per-second.json, written by the run itself)."""
+    doc = per_second.load(folder)
+    assert doc, f"no per-second.json in {folder}"
+    return per_second.quantile(doc, per_second.buckets_of(doc, op, lo, hi), 0.99)
+
+
+def check_drift(result: dict) -> None:
+    """Each p99 of the drift table is its window's in the run's own
+    per-second.json: the first window from the soak's start, the last up to
+    its end (k6's last push, a second after t_end). increase() counts from
+    the window's first push on, so what k6 timed before it (within a push,
+    1 s, of the window's or the run's first second: at the start, the slow
+    first iterations) is not in it: the p99 lies among those of the window
+    less its first 0, 1 or 2 seconds, within 20% (Prometheus' native
+    histograms: buckets 9% wide, interpolated in; per-second.json's 1%)."""
+    w = result["window_s"]
+    windows = {"first": (result["t0"], result["t0"] + w), "last": (result["t_end"] + soak.PUSH_S - w,
+                                                                    result["t_end"] + soak.PUSH_S)}
+    for name, testid in result["testids"].items():
+        folder = Path(result["results"]) / testid
+        doc = per_second.load(folder)
+        for which, (lo, hi) in windows.items():
+            for op, got in result["p99"][name][which].items():
+                start = max(lo, min(t for t, *_ in doc["ops"][op]))  # the op's first second in the window
+                want = [window_p99(folder, op, start + skip, hi) for skip in (0, 1, 2)]
+                assert min(want) / 1.2 <= got <= max(want) * 1.2, (name, which, op, got, want)
+
+
+def push_probe(prometheus_url: str, out: Path) -> tuple[float, float]:
+    """PROBE_SERIES new series into the soak's Prometheus, by promtool's
+    remote write; the time it took (start, end)."""
+    probe = out / "probe.prom"
+    probe.write_text("".join(f'ybbench_soak_probe{{n="{i}"}} 1\n' for i in range(PROBE_SERIES)))
+    began = time.time()
+    # promtool adds the remote write path (/api/v1/write) to the URL itself.
+    done = subprocess.run([str(BIN / "promtool"), "push", "metrics", prometheus_url, str(probe)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return began, time.time()
 
 
 @pytest.fixture(scope="module")
@@ -74,15 +163,26 @@ def soaked(tmp_path_factory):
                              "--sample-s", "10", "--results", str(out / "results"), "--json", str(out / "soak.json")],
                             cwd=REPO, stdout=(out / "stdout").open("w"), stderr=subprocess.STDOUT)
     seen: dict = {}  # (pid, start) -> cmd, lowest VmRSS, VmHWM, as polled from here
+    seen_prometheus: dict = {}  # the same, of the soak's Prometheus
+    pushed = None
     try:
         while proc.poll() is None:
             for pid, (ppid, cmd) in descendants(proc.pid).items():
-                if len(cmd) > 1 and cmd[0].endswith("/k6") and ppid == proc.pid:
-                    rss, hwm, start = status_kb(pid, "VmRSS"), status_kb(pid, "VmHWM"), soak.start_time(pid)
-                    if None in (rss, hwm, start):
-                        continue
-                    w = seen.setdefault((pid, start), {"cmd": cmd, "min_rss": rss, "hwm": hwm})
-                    w["min_rss"], w["hwm"] = min(w["min_rss"], rss), max(w["hwm"], hwm)
+                k6 = len(cmd) > 1 and cmd[0].endswith("/k6") and ppid == proc.pid
+                if not (k6 or (cmd and Path(cmd[0]).name == "prometheus" and ppid == proc.pid)):
+                    continue
+                rss, hwm, start = status_kb(pid, "VmRSS"), status_kb(pid, "VmHWM"), soak.start_time(pid)
+                if None in (rss, hwm, start):
+                    continue
+                w = (seen if k6 else seen_prometheus).setdefault((pid, start), {"cmd": cmd, "min_rss": rss,
+                                                                               "hwm": hwm})
+                w["min_rss"], w["hwm"] = min(w["min_rss"], rss), max(w["hwm"], hwm)
+            # Once the soak has printed its first sample: the probe, into its Prometheus.
+            if pushed is None and seen_prometheus and re.search(r"^\s*[\d.]+ min: k6 RSS",
+                                                                (out / "stdout").read_text(), re.M):
+                (cmd,) = [w["cmd"] for w in seen_prometheus.values()]
+                address = next(a.split("=", 1)[1] for a in cmd if a.startswith("--web.listen-address="))
+                pushed = push_probe(f"http://{address}", out)
             time.sleep(0.2)
     finally:
         if proc.poll() is None:
@@ -90,11 +190,12 @@ def soaked(tmp_path_factory):
             proc.wait()
     text = (out / "stdout").read_text()
     assert proc.returncode == 0, text[-4000:]
-    return json.loads((out / "soak.json").read_text()), seen, text
+    assert pushed, "the soak printed no sample"
+    return json.loads((out / "soak.json").read_text()), seen, text, seen_prometheus, pushed
 
 
 def test_soak_counts_are_k6s_prometheus_and_the_tables(soaked):
-    r, _, text = soaked
+    r, _, text, _, _ = soaked
     ins, upd = r["k6"]["inserts"], r["k6"]["updates"]
     # 60 s at 200/s and 300/s: the load ran (not a timing claim: any real count).
     assert ins["iterations"] > 0 and upd["iterations"] > 0
@@ -112,17 +213,16 @@ def test_soak_counts_are_k6s_prometheus_and_the_tables(soaked):
     assert row, text[-3000:]
     assert int(row[1]) == int(row[2]) == int(row[3]) == int(row[5]) == r["rows_inserted"]
     assert int(row[4]) == ins["dropped"]
-    # Prometheus' own series and RSS were read.
-    assert r["prometheus_end"]["head_series"] > 0 and r["prometheus_end"]["rss_kb"] > 0
-    # p99 per op, first and last quarter (a 60 s run: 15 s windows).
+    # p99 per op, first and last quarter (a 60 s run: 15 s windows), each its window's.
     assert r["window_s"] == 15
     for name, ops in (("inserts", {"insert"}), ("updates", {"select", "update"})):
         assert set(r["p99"][name]["first"]) == set(r["p99"][name]["last"]) == ops
+    check_drift(r)
     assert "first and last 15 s (a quarter of a run shorter than 20 minutes)" in " ".join(text.split())
 
 
 def test_soak_verify_finds_nothing_lost(soaked):
-    r, _, text = soaked
+    r, _, text, _, _ = soaked
     vi, vu = r["verify"]["inserts"], r["verify"]["updates"]
     assert vi["ok"] and vi["exit"] == 0 and vi["lost_at_least"] == 0 and vi["lost"]["count"] == 0
     assert vi["present"]["count"] == vi["acknowledged_keys"] == r["rows_inserted"]
@@ -132,7 +232,7 @@ def test_soak_verify_finds_nothing_lost(soaked):
 
 
 def test_soak_rss_is_each_runs_k6(soaked):
-    r, seen, _ = soaked
+    r, seen, _, _, _ = soaked
     sampled = [s for s in r["samples"] if all(s["k6"][n]["rss_kb"] for n in r["testids"])]
     assert len(sampled) >= 3, r["samples"]
     check_rss(r, seen)
@@ -142,7 +242,7 @@ def test_soak_rss_is_each_runs_k6(soaked):
 
 
 def test_a_wrong_pid_is_caught(soaked):
-    r, seen, _ = soaked
+    r, seen, _, _, _ = soaked
     s = next(s for s in r["samples"] if s["k6"]["inserts"]["rss_kb"])
     me = os.getpid()
     # Planted: the soak read its own (or any other) process instead of k6.
@@ -162,6 +262,18 @@ def test_a_wrong_pid_is_caught(soaked):
     bad["samples"][r["samples"].index(s)]["k6"]["inserts"]["rss_kb"] = 4 * s["prometheus_rss_kb"]
     with pytest.raises(AssertionError):
         check_rss(bad, seen)
+
+
+def test_soak_prometheus_rss_is_the_processes(soaked):
+    """Prometheus' RSS as the kernel gave it for that process."""
+    r, _, _, seen_prometheus, _ = soaked
+    assert len(seen_prometheus) == 1, seen_prometheus  # one Prometheus, seen by this test
+    check_prometheus_rss(r, seen_prometheus)
+
+
+def test_soak_head_series_grow_by_the_series_pushed(soaked):
+    r, _, _, _, pushed = soaked
+    check_head_series(r, pushed)
 
 
 def test_children_with_finds_only_our_child_with_the_marker(tmp_path):
