@@ -18,14 +18,18 @@ class Sampler:
 
     def __init__(self, read):
         self.read, self.t, self.v = read, [], []
+        self.after: list[float] = []  # when each read had returned: self.t[i] <= read time <= self.after[i]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
     def _loop(self):
         while not self._stop.is_set():
-            self.t.append(time.time())
-            self.v.append(self.read())
+            t = time.time()
+            v = self.read()
+            self.after.append(time.time())  # appended first: a reader that sees t[i] sees after[i] too
+            self.v.append(v)
+            self.t.append(t)
             self._stop.wait(0.1)
 
     def stop(self):
@@ -37,6 +41,14 @@ class Sampler:
         assert 0 < i < len(self.t), f"no kernel sample around {t}"
         (t0, v0), (t1, v1) = (self.t[i - 1], self.v[i - 1]), (self.t[i], self.v[i])
         return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+
+    def bounds(self, t: float) -> tuple[float, float]:
+        """A monotone counter's value at t lies between these two samples':
+        the last read that had returned by t and the first begun at or after it."""
+        below = bisect_left(self.after, t)  # reads [0, below) returned before t
+        above = bisect_left(self.t, t)  # reads [above, ...) began at or after t
+        assert 0 < below and above < len(self.t), f"no kernel sample around {t}"
+        return self.v[below - 1], self.v[above]
 
     def rate(self, a: float, b: float) -> float:
         return (self.value_at(b) - self.value_at(a)) / (b - a)
