@@ -34,8 +34,10 @@ function latency(data, op, count, helpersLatency) {
 
 // Per-op numbers from the submetrics that lib/run.js declares in thresholds.
 // Rows written: each write statement that did not fail wrote rowsPerWrite
-// rows, less those it did not find (keys_missing{op}); lib/metrics.js.
-export function digest(data, workload, rowsPerWrite = 1) {
+// rows, less those it did not find (keys_missing{op}); lib/metrics.js. A
+// load whose statements write different numbers of rows (tpcc-load) counts
+// them in a Counter instead, one sample a statement: rowsMetric names it.
+export function digest(data, workload, rowsPerWrite = 1, rowsMetric = undefined) {
   const seconds = data.state.testRunDurationMs / 1000;
   const helpersLatency = goHelpers && goHelpers.latencySummary();
   const ops = {};
@@ -60,6 +62,7 @@ export function digest(data, workload, rowsPerWrite = 1) {
   for (const op of WRITES) {
     if (ops[op]) rowsWritten += (ops[op].count - ops[op].errors) * rowsPerWrite - ops[op].keys_missing;
   }
+  if (rowsMetric) rowsWritten = values(data, rowsMetric).count || 0;
   const errorsByClass = {};
   for (const name of Object.keys(data.metrics)) {
     const m = /^ybbench_errors\{sqlstate_class:(.+)\}$/.exec(name);
@@ -119,9 +122,9 @@ export function text(d) {
   return lines.join("\n") + "\n\n";
 }
 
-export function summaryHandler(workload, { rowsPerWrite = 1 } = {}) {
+export function summaryHandler(workload, { rowsPerWrite = 1, rowsMetric } = {}) {
   return (data) => {
-    const d = digest(data, workload, rowsPerWrite);
+    const d = digest(data, workload, rowsPerWrite, rowsMetric);
     const out = { stdout: text(d) };
     if (jsonPath) out[jsonPath] = JSON.stringify({ ...d, k6: data.metrics }, null, 1);
     return { ...out, ...seriesOutput(jsonPath, workload) };

@@ -1,7 +1,7 @@
 """`ybbench verify RUN`: after a load (sql-inserts, kv-load), is every
 acknowledged write in the table, with the value written? (The other write
 workloads' checks are their own modules, chosen by the scheme in the run's
-summary.json: verify_updates, verify_ycsb, verify_index.)
+summary.json: verify_updates, verify_ycsb, verify_index, verify_tpcc.)
 
 What the run wrote comes from its own folder: summary.json's `written`
 (the table, key prefix and sizes its setup() used) and insert count, and
@@ -26,7 +26,7 @@ from pathlib import Path
 from ybbench.core import formats, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
-from ybbench.run import verify_index, verify_updates, verify_ycsb
+from ybbench.run import verify_index, verify_tpcc, verify_updates, verify_ycsb
 from ybbench.run.verify_base import Attempted, Count, connect as _connect, iterations, example_lines, ops_per_iteration
 
 
@@ -77,7 +77,7 @@ class KvKeys:
 SCHEMES = {"sql-inserts": SqlInsertsKeys, "kv": KvKeys}
 # The other write workloads' checks, each in its module.
 CHECKS = {"sql-updates": verify_updates, "ycsb-load": verify_ycsb, "ycsb": verify_ycsb,
-          "sql-secondary-index": verify_index}
+          "sql-secondary-index": verify_index, "tpcc": verify_tpcc}
 
 
 def plan(folder: Path) -> dict:
@@ -88,8 +88,8 @@ def plan(folder: Path) -> dict:
     written = summary.get("written")
     if not written or written.get("scheme") not in SCHEMES:
         raise UserError(f"run {folder.name} ({summary.get('workload')}) is not a load verify knows: "
-                        "verify checks what sql-inserts, kv-load, sql-updates, ycsb-load, ycsb and "
-                        "sql-secondary-index wrote")
+                        "verify checks what sql-inserts, kv-load, sql-updates, ycsb-load, ycsb, "
+                        "sql-secondary-index and tpcc-load wrote")
     counts, interrupted, unacked = iterations(folder, run, ("insert",))
     rows = int(written["rows_per_iteration"]) * ops_per_iteration(run)
     return {"written": written, "attempted": Attempted(counts, rows),

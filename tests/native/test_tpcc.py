@@ -1,0 +1,158 @@
+"""tpcc-load and its verify against the session's PostgreSQL: one warehouse
+loaded by 2 VUs (one the warehouse, one ITEM) holds TPC-C v5.11's
+cardinalities (clause 4.3.3.1, the arithmetic written here) and its
+random-data rules; `ybbench verify` passes it, and finds and names each
+planted break of consistency conditions 1-4 (clause 3.3.2). Bad input is
+refused before anything is written."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from ..support.ybbench_cli import verify, ybbench_run
+
+TABLES = ("warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock")
+SYLLABLES = ["BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING"]
+
+
+@pytest.fixture(scope="module")
+def loaded(binaries, postgres, tmp_path_factory):
+    """One warehouse, 2 VUs, under a prefix of its own; (prefix, results, testid, summary)."""
+    prefix, tid = f"tp{uuid.uuid4().hex[:6]}_", f"tpcc{uuid.uuid4().hex[:8]}"
+    results = tmp_path_factory.mktemp("tpcc") / "results"
+    r = ybbench_run("tpcc-load", postgres, results, testid=tid,
+                    knobs={"WAREHOUSES": "1", "VUS": "2", "TABLE_PREFIX": prefix})
+    assert r.code == 0, r.output + ((r.folder / "k6.log").read_text() if (r.folder / "k6.log").exists() else "")
+    return prefix, results, tid, json.loads((r.folder / "summary.json").read_text())
+
+
+def _count(pg, sql: str) -> int:
+    return int(pg.query(sql))
+
+
+def test_one_warehouse_holds_the_specs_cardinalities_and_random_data_rules(postgres, loaded):
+    p, _, _, summary = loaded
+    w, districts = 1, 10
+    expected = {
+        "item": 100_000,                      # once, whatever the warehouses
+        "warehouse": w,
+        "district": w * districts,
+        "customer": w * districts * 3_000,
+        "history": w * districts * 3_000,     # one a customer
+        "orders": w * districts * 3_000,
+        "new_order": w * districts * 900,     # orders 2,101 .. 3,000 of each district
+        "stock": w * 100_000,
+    }
+    counts = {t: _count(postgres, f"SELECT count(*) FROM {p}{t}") for t in TABLES}
+    assert {t: counts[t] for t in expected} == expected
+    # ORDER_LINE: O_OL_CNT lines an order, each count 5..15, numbered 1..O_OL_CNT.
+    assert counts["order_line"] == _count(postgres, f"SELECT sum(o_ol_cnt) FROM {p}orders")
+    assert 5 * expected["orders"] <= counts["order_line"] <= 15 * expected["orders"]
+    assert postgres.query(f"SELECT min(o_ol_cnt) || ' ' || max(o_ol_cnt) FROM {p}orders") == "5 15"
+    assert _count(postgres, f"""SELECT count(*) FROM {p}orders o JOIN (SELECT ol_w_id, ol_d_id, ol_o_id, count(*) n,
+        max(ol_number) top FROM {p}order_line GROUP BY 1, 2, 3) l ON (l.ol_w_id, l.ol_d_id, l.ol_o_id) =
+        (o.o_w_id, o.o_d_id, o.o_id) WHERE l.n = o.o_ol_cnt AND l.top = o.o_ol_cnt""") == expected["orders"]
+    # The run's own count of what it wrote: every row of every table.
+    assert summary["rows_written"] == sum(counts.values())
+    assert summary["errors"] == 0 and summary["written"]["warehouses"] == 1
+
+    # 10% "ORIGINAL", exactly: of ITEM, and of each warehouse's STOCK; 10% bad credit a district.
+    assert _count(postgres, f"SELECT count(*) FROM {p}item WHERE i_data LIKE '%ORIGINAL%'") == 10_000
+    assert _count(postgres, f"SELECT count(*) FROM {p}stock WHERE s_data LIKE '%ORIGINAL%'") == 10_000
+    assert postgres.query(f"SELECT DISTINCT count(*) FILTER (WHERE c_credit = 'BC') FROM {p}customer "
+                          "GROUP BY c_d_id") == "300"
+    assert postgres.query(f"SELECT DISTINCT c_credit FROM {p}customer ORDER BY 1").split() == ["BC", "GC"]
+    # a-strings: alphanumeric, in their length ranges.
+    for table, column, lo, hi in [("item", "i_name", 14, 24), ("item", "i_data", 26, 50), ("stock", "s_data", 26, 50),
+                                  ("stock", "s_dist_07", 24, 24), ("customer", "c_data", 300, 500),
+                                  ("customer", "c_first", 8, 16), ("history", "h_data", 12, 24)]:
+        assert postgres.query(f"SELECT min(length({column})) || ' ' || max(length({column})) || ' ' || "
+                              f"count(*) FILTER (WHERE {column} !~ '^[A-Za-z0-9]+$') FROM {p}{table}") == f"{lo} {hi} 0"
+    # C_LAST: customers 1..1000 take 0..999 in order, the rest NURand(255, 0, 999): three syllables.
+    names = {f"{SYLLABLES[n // 100]}{SYLLABLES[n // 10 % 10]}{SYLLABLES[n % 10]}": n for n in range(1000)}
+    rows = [r.split("|") for r in postgres.query(f"SELECT c_id, c_last FROM {p}customer WHERE c_d_id = 4").splitlines()]
+    assert len(rows) == 3_000
+    assert all(names[last] == int(c) - 1 for c, last in rows if int(c) <= 1000)
+    assert all(last in names for _, last in rows)
+    # Orders: each district's customers once each; carrier and delivery date only for orders before 2,101.
+    assert postgres.query(f"SELECT DISTINCT count(DISTINCT o_c_id) FROM {p}orders GROUP BY o_d_id") == "3000"
+    assert _count(postgres, f"SELECT count(*) FROM {p}orders WHERE (o_carrier_id IS NULL) <> (o_id >= 2101)") == 0
+    assert _count(postgres, f"SELECT count(*) FROM {p}order_line WHERE (ol_delivery_d IS NULL) <> (ol_o_id >= 2101) "
+                            "OR (ol_amount = 0) <> (ol_o_id < 2101)") == 0
+    assert postgres.query(f"SELECT DISTINCT min(no_o_id) || '-' || max(no_o_id) FROM {p}new_order GROUP BY no_d_id") \
+        == "2101-3000"
+    assert postgres.query(f"SELECT w_ytd FROM {p}warehouse") == "300000.00"
+    assert postgres.query(f"SELECT DISTINCT d_ytd || ' ' || d_next_o_id FROM {p}district") == "30000.00 3001"
+
+
+CHECKS = ("cardinality", "condition_1", "condition_2", "condition_3", "condition_4")
+
+
+def _verify_fails(postgres, results, tid, check: str, named: str) -> None:
+    p, r = verify(results, tid, postgres)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert r["ok"] is False
+    assert {k: r[k]["count"] for k in CHECKS} == {k: int(k == check) for k in CHECKS}, p.stdout
+    assert r[check]["examples"][0].startswith(named), r[check]
+    assert f"{check} (" in p.stdout and "FAILED, 1 broken" in p.stdout and named in p.stdout
+    assert p.stdout.rstrip().endswith(f"FAILED: {check}")
+
+
+def test_verify_passes_the_load_and_names_each_planted_fault(postgres, loaded):
+    p, results, tid, _ = loaded
+    out, r = verify(results, tid, postgres)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert r["ok"] is True and r["scheme"] == "tpcc"
+    assert {k: r[k] for k in CHECKS} == {k: {"count": 0, "examples": []} for k in CHECKS}
+    assert r["warehouses_checked"] == 1 and r["districts_checked"] == 10
+    assert all(f"{k} (" in out.stdout for k in CHECKS) and "OK: " in out.stdout
+
+    # An order line deleted: sum(O_OL_CNT) of district 3 is one more than its lines.
+    one = f"ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = 500 AND ol_number = 1"
+    postgres.query(f"CREATE TABLE {p}saved AS SELECT * FROM {p}order_line WHERE {one}; "
+                   f"DELETE FROM {p}order_line WHERE {one}")
+    _verify_fails(postgres, results, tid, "condition_4", "W_ID=1 D_ID=3:")
+    postgres.query(f"INSERT INTO {p}order_line SELECT * FROM {p}saved; DROP TABLE {p}saved")
+
+    # A district's D_YTD changed: its warehouse's W_YTD is no longer the sum.
+    postgres.query(f"UPDATE {p}district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 7")
+    _verify_fails(postgres, results, tid, "condition_1", "W_ID=1:")
+    postgres.query(f"UPDATE {p}district SET d_ytd = d_ytd - 1 WHERE d_w_id = 1 AND d_id = 7")
+
+    # A new_order row deleted from the middle: 899 rows over a span of 900;
+    # max(NO_O_ID) is unchanged, so condition 2 still holds.
+    postgres.query(f"DELETE FROM {p}new_order WHERE no_w_id = 1 AND no_d_id = 5 AND no_o_id = 2500")
+    _verify_fails(postgres, results, tid, "condition_3", "W_ID=1 D_ID=5: 899 NEW_ORDER rows")
+    postgres.query(f"INSERT INTO {p}new_order VALUES (2500, 5, 1)")
+
+    out, r = verify(results, tid, postgres)
+    assert out.returncode == 0 and r["ok"] is True, out.stdout
+
+
+def test_a_second_load_into_loaded_tables_is_refused(binaries, postgres, loaded, tmp_path):
+    p = loaded[0]
+    before = _count(postgres, f"SELECT count(*) FROM {p}item")
+    r = ybbench_run("tpcc-load", postgres, tmp_path / "results", testid=f"again{uuid.uuid4().hex[:6]}",
+                    knobs={"WAREHOUSES": "1", "VUS": "2", "TABLE_PREFIX": p})
+    assert r.code != 0 and f"table {p}warehouse already holds rows" in r.output, r.output
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+    assert _count(postgres, f"SELECT count(*) FROM {p}item") == before
+
+
+@pytest.mark.parametrize("knobs,message", [
+    ({"WAREHOUSES": "0"}, 'invalid WAREHOUSES="0": must be between 1'),
+    ({"WAREHOUSES": "abc"}, 'invalid WAREHOUSES="abc": not a whole number'),
+    ({"TABLE_PREFIX": "Bad-"}, 'invalid TABLE_PREFIX="Bad-"'),
+    ({"LOAD_MODEL": "constant-arrival-rate", "RATE": "10"}, "LOAD_MODEL=constant-arrival-rate: tpcc-load loads"),
+], ids=["warehouses-0", "warehouses-abc", "prefix", "open-model"])
+def test_bad_input_is_named_and_nothing_is_written(binaries, postgres, tmp_path, knobs, message):
+    prefix = f"bad{uuid.uuid4().hex[:6]}_"
+    r = ybbench_run("tpcc-load", postgres, tmp_path / "results", testid=f"bad{uuid.uuid4().hex[:6]}",
+                    knobs={"TABLE_PREFIX": prefix, **knobs})
+    assert r.code != 0 and message in r.output, r.output
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+    assert postgres.query(f"SELECT count(*) FROM pg_class WHERE relname LIKE '{prefix}%' "
+                          f"OR relname LIKE 'bad-%'") == "0"
