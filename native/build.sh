@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Go binaries of the native test stack and of the compose test's
-# stand-in images (the k6s: v1.8.1, v1.1.0 and v2.2.0, Prometheus + promtool,
+# stand-in images (the k6s: v1.8.1, v1.1.0, v1.0.0 and v2.2.0, Prometheus + promtool,
 # node_exporter, Loki, Promtail, the Docker Compose v2 CLI plugin) into
 # $YBBENCH_CACHE/bin, outside the repo. A module is rebuilt only when its
 # go.mod, go.sum or sources change, so repeated test runs cost nothing.
@@ -61,6 +61,9 @@ printf '{"Replace":{%s}}\n' "${overlay%,}" >"$here/k6/.k6v1-overlay.json"
 trap 'rm -f "$here/k6/.k6v1-overlay.json"' EXIT
 build k6 "" -tags ybbench_k6v1 -overlay .k6v1-overlay.json . ./k6-official
 build k6-v1.1 "" .
+# k6 v1.0.0 with k6-v1.1's extensions: older than the oldest the scripts claim,
+# for doctor's k6 version check (tests/native/test_doctor.py).
+build k6-v1.0 "" .
 build k6-v2 "" .
 build prometheus "-X $common.Version=$prom" github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
 build node_exporter "-X $common.Version=$node" github.com/prometheus/node_exporter

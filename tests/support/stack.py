@@ -103,7 +103,8 @@ class Prometheus:
     """A Prometheus running the project's prometheus.yml unchanged: the
     config and rules are linked in, only the target files are rendered."""
 
-    def __init__(self, root: Path, targets_args: list[str], config: Path = REPO / "prometheus" / "prometheus.yml"):
+    def __init__(self, root: Path, targets_args: list[str], config: Path = REPO / "prometheus" / "prometheus.yml",
+                 remote_write: bool = True):
         root.mkdir(parents=True, exist_ok=True)
         (root / "prometheus.yml").symlink_to(config)  # another only for a benchmark's reference
         (root / "rules").symlink_to(REPO / "prometheus" / "rules")
@@ -117,7 +118,8 @@ class Prometheus:
         self.proc = Process(
             "prometheus",
             [str(BIN / "prometheus"), f"--config.file={root / 'prometheus.yml'}", f"--storage.tsdb.path={root / 'data'}",
-             f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-remote-write-receiver"],
+             f"--web.listen-address=127.0.0.1:{self.port}",
+             *(["--web.enable-remote-write-receiver"] if remote_write else [])],  # off: doctor's planted fault
             root,
         )
         wait_until(lambda: self.proc.serves(f"{self.url}/-/ready"), "Prometheus to be ready", timeout=60)
