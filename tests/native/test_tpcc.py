@@ -12,7 +12,8 @@ import uuid
 
 import pytest
 
-from ..support.ybbench_cli import verify, ybbench_run
+from ..support.stack import BIN
+from ..support.ybbench_cli import USERS_K6, verify, ybbench_run
 
 TABLES = ("warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock")
 SYLLABLES = ["BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING"]
@@ -24,7 +25,7 @@ def loaded(binaries, postgres, tmp_path_factory):
     prefix, tid = f"tp{uuid.uuid4().hex[:6]}_", f"tpcc{uuid.uuid4().hex[:8]}"
     results = tmp_path_factory.mktemp("tpcc") / "results"
     r = ybbench_run("tpcc-load", postgres, results, testid=tid,
-                    knobs={"WAREHOUSES": "1", "VUS": "2", "TABLE_PREFIX": prefix})
+                    knobs={"WAREHOUSES": "1", "VUS": "2", "TABLE_PREFIX": prefix}, extra_env=USERS_K6)
     assert r.code == 0, r.output + ((r.folder / "k6.log").read_text() if (r.folder / "k6.log").exists() else "")
     return prefix, results, tid, json.loads((r.folder / "summary.json").read_text())
 
@@ -156,3 +157,19 @@ def test_bad_input_is_named_and_nothing_is_written(binaries, postgres, tmp_path,
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
     assert postgres.query(f"SELECT count(*) FROM pg_class WHERE relname LIKE '{prefix}%' "
                           f"OR relname LIKE 'bad-%'") == "0"
+
+
+@pytest.mark.parametrize("k6", ["k6-v1.1", "k6-official"])
+def test_the_load_writes_what_it_says_on_the_oldest_k6_and_one_without_pgx(binaries, postgres, tmp_path, k6):
+    """The other k6s every workload runs on (test_k6_matrix, test_official_extensions: those load
+    through every driver; this one always writes through lib/pq): the rows in the nine tables are
+    the summary's rows_written and the load verifies."""
+    prefix, tid = f"tk{uuid.uuid4().hex[:6]}_", f"tpk{uuid.uuid4().hex[:8]}"
+    r = ybbench_run("tpcc-load", postgres, tmp_path / "results", testid=tid,
+                    knobs={"WAREHOUSES": "1", "VUS": "2", "TABLE_PREFIX": prefix}, extra_env={"K6": str(BIN / k6)})
+    assert r.code == 0, r.output
+    rows = sum(_count(postgres, f"SELECT count(*) FROM {prefix}{t}") for t in TABLES)
+    assert rows == r.digest()["rows_written"] > 0
+    p, _ = verify(tmp_path / "results", tid, postgres)
+    assert p.returncode == 0, p.stdout + p.stderr
+
