@@ -33,12 +33,13 @@ from ..support.grafana_standin import Standin
 from ..support.history_db import new_store_database
 from ..support.promtail import Follower
 from ..support.stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Process, Prometheus, free_port, wait_until
-from ..support.ybbench_cli import ybbench, ybbench_run
+from ..support.ybbench_cli import USERS_K6, ybbench, ybbench_run
 
 NOT_YB = "not a YugabyteDB cluster"
 
 
-def doctor(pg, tmp: Path, *args: str, k6: Path = BIN / "k6", password: str | None = None,
+# doctor checks the k6 the compose stack's users run (v2), and reads the series it pushes.
+def doctor(pg, tmp: Path, *args: str, k6: Path = Path(USERS_K6["K6"]), password: str | None = None,
            settings: dict | None = None, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict | None]:
     out = tmp / f"doctor-{uuid.uuid4().hex[:6]}.json"
     knobs = {"YSQL_NODES": f"127.0.0.1:{pg.port}", "DB_USER": pg.user, "DB_NAME": pg.database, **(settings or {})}
@@ -103,7 +104,7 @@ def shipped(postgres, loki, tmp_path_factory):
 def k6_run(postgres, prometheus, tmp_path_factory):
     """A short run written to Prometheus: k6's series exist for the k6 panels' and the report's queries."""
     r = ybbench_run("sql-inserts", postgres, tmp_path_factory.mktemp("doctor-run"), testid=f"d{uuid.uuid4().hex[:8]}",
-                    prometheus=prometheus.url, knobs={"VUS": 2, "DURATION": "3s"})
+                    prometheus=prometheus.url, knobs={"VUS": 2, "DURATION": "3s"}, extra_env=USERS_K6)
     assert r.code == 0, r.output
 
 
@@ -342,9 +343,10 @@ def test_a_skewed_clock_fails_the_clock_check(stack, prometheus, tmp_path):
     finally:
         proxy.stop()
     failed = assert_fails_exactly(p, doc, {"prometheus clock"})
-    # The planted 5 s, give or take the request's own time (4.999 was seen).
+    # The planted 5 s, give or take the request's own time (4.999 was seen; a busy host can hold a
+    # request for a few hundred ms): 0.5 s still tells 5 s from a sign or unit slip.
     skew = re.search(r"Prometheus ([+-][0-9.]+) s", failed["prometheus clock"]["found"])
-    assert skew and abs(float(skew.group(1)) - 5.0) < 0.1, failed["prometheus clock"]["found"]
+    assert skew and abs(float(skew.group(1)) - 5.0) < 0.5, failed["prometheus clock"]["found"]
 
 
 # --- ybbench run --doctor, and the report -------------------------------------------
