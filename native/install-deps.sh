@@ -35,6 +35,11 @@ fi
 if ! command -v sysbench >/dev/null; then
   apt_install sysbench
 fi
+# mkfs.ext4 and losetup: doctor's test of a filesystem under its minimum
+# mounts a small ext4 image of its own (tests/native/test_doctor.py).
+if ! command -v mkfs.ext4 >/dev/null || ! command -v losetup >/dev/null; then
+  apt_install e2fsprogs mount
+fi
 if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then
   apt_install docker.io debootstrap
 fi
