@@ -16,8 +16,8 @@ docs: README.md and docs/; flags and exit codes: docs/cli.md."""
 from __future__ import annotations
 
 import argparse
-import re
 import os
+import re
 import signal
 import sys
 from pathlib import Path

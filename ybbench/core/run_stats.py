@@ -194,10 +194,9 @@ def blind_spread(base: list[float], other: list[float]) -> float | None:
     sides: what `ybbench ab --resolve` decides its runs a side from, so that
     the decision cannot lean on the difference it will judge (each side
     about its own mean called identical sides different 5.9% of the time
-    at alpha 5%; blind, 4.2%: tests/unit/test_run_stats.py). None with
+    at alpha 5%; blind, 4.2%: docs/measurements.md). None with
     fewer than two runs a side or a value that is not positive."""
     values = list(base) + list(other)
     if min(len(base), len(other)) < 2 or not all(v and v > 0 for v in values):
         return None
     return float(np.log(values).std(ddof=1))
-

@@ -332,7 +332,6 @@ def _mean(values: list) -> float | None:
 REPRODUCE = "reproduce.json"
 
 
-
 def runs_to_resolve(results: Path, ab_id: str, change: float, alpha: float) -> tuple[int | None, str]:
     """The runs a side that an ab's runs so far say it needs to find `change`
     (a fraction) with run_stats.POWER: the ops' largest need at their spread

@@ -80,8 +80,11 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
     for wid, did in sorted(set(districts) - {(x, d) for x in wanted for d in range(1, DISTRICTS + 1)}):
         c["cardinality"].add(f"W_ID={wid} D_ID={did}: a district the run did not load", show)
 
+    district_ytd: dict = {}
+    for (wid, _), (ytd, _) in districts.items():
+        district_ytd[wid] = district_ytd.get(wid, 0) + ytd
     for wid, ytd in sorted(warehouses.items()):
-        total = sum(v[0] for (x, _), v in districts.items() if x == wid)
+        total = district_ytd.get(wid, 0)
         if ytd != total:
             c["condition_1"].add(f"W_ID={wid}: W_YTD {ytd} != sum(D_YTD) {total}", show)
     for (wid, did), (_, next_o_id) in sorted(districts.items()):
