@@ -163,3 +163,15 @@ def test_what_the_runs_could_see_is_the_noncentral_t_written_out():
     n = det["runs_a_side_for"]["0.05"]
     assert power(n) >= 0.8 > power(n - 1)
     assert det["runs_a_side_for"]["0.1"] <= n <= det["runs_a_side_for"]["0.02"]
+
+
+def test_runs_equal_but_for_float_rounding_are_equal_and_need_no_root_search():
+    """p99s that are one figure read back through float arithmetic (1e-16 apart) are no difference, and
+    what such runs could see is found (the root search once started above 40 se and raised)."""
+    b, o = [0.1, 0.1, 0.1], [0.1 * (1 + 1e-15), 0.1, 0.1 * (1 - 2e-16)]
+    got = run_stats.compare(b, o, ALPHA, kind="latency")
+    assert got["verdict"] == "no significant difference" and got["ratio"] == 1.0
+    tiny = run_stats.detectable(1e-14, 4.0, ALPHA, 3, 3)
+    crit = stats.t.ppf(1 - ALPHA / 2, 4.0)
+    ncp = math.log1p(tiny["change"]) / 1e-14
+    assert stats.nct.sf(crit, 4.0, ncp) == pytest.approx(0.8, abs=1e-6)

@@ -68,6 +68,12 @@ def spread_of(groups: dict[str, list[tuple[str, float]]], source: str) -> Spread
     return Spread(ss, df, runs, source)
 
 
+# Log values this close are one value: runs whose p99 is the same figure
+# read back through float arithmetic differ by ~1e-16, and a t-test of
+# that noise calls them different.
+ROUNDING = 1e-9
+
+
 def _words(kind: str) -> tuple[str, str]:
     return ("faster", "slower") if kind == "throughput" else ("higher", "lower")
 
@@ -102,6 +108,8 @@ def compare(base: list[float], other: list[float], alpha: float = 0.05, history:
                                          "positive value")
         return out
     d = float(xo.mean() - xb.mean())
+    if abs(d) < ROUNDING:
+        d = 0.0
     out["ratio"] = math.exp(d)
     nb, no = len(xb), len(xo)
     if nb >= 2 and no >= 2:
@@ -127,7 +135,7 @@ def compare(base: list[float], other: list[float], alpha: float = 0.05, history:
         out["spread"]["pooled"] = math.expm1(math.sqrt(s2))
         se2 = s2 * (1 / nb + 1 / no)
     out["df"] = float(df)
-    if se2 == 0:
+    if se2 < ROUNDING ** 2:
         out.update(low=out["ratio"], high=out["ratio"], pvalue=0.0 if d else 1.0,
                    verdict=verdict(out["ratio"], out["ratio"], kind) if d else "no significant difference")
         return out
@@ -167,7 +175,9 @@ def detectable(se: float, df: float, alpha: float, nb: int, no: int) -> dict:
 
     if not se > 0:
         return {"power": POWER, "change": 0.0, "runs_a_side_for": {}}
-    change = math.expm1(brentq(lambda x: power_of(math.expm1(x), se, df, alpha) - POWER, 1e-9, 40 * se))
+    # in units of se (bracket and tolerance): power is ~alpha at 1e-6 se and 1 at 40 se, whatever se's size
+    change = math.expm1(brentq(lambda x: power_of(math.expm1(x), se, df, alpha) - POWER, 1e-6 * se, 40 * se,
+                               xtol=1e-9 * se))
     per_run = se / math.sqrt(1 / nb + 1 / no)  # the sd of one run's log value
     return {"power": POWER, "change": change,
             "runs_a_side_for": {f"{c:g}": runs_a_side(c, per_run, alpha) for c in CHANGES}}
