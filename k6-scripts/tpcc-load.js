@@ -2,7 +2,7 @@
 // 4.3.3.1 population): the nine tables, ITEM once and WAREHOUSES warehouses,
 // each with 10 districts, 3,000 customers and a history row each, 100,000
 // stock rows, 3,000 orders a district (5-15 order lines each, the last 900
-// in new_order). The transactions are not here yet.
+// in new_order), and the secondary indexes tpcc.js's transactions read by.
 //
 //   WAREHOUSES     warehouses to load (1)
 //   TABLE_PREFIX   put before every table's name ("": warehouse, district,
@@ -26,16 +26,15 @@ import exec from "k6/execution";
 import { randomBytes } from "k6/crypto";
 import { b64encode } from "k6/encoding";
 import { Counter } from "k6/metrics";
-import { ConfigError, connection, duration, int, str } from "./lib/config.js";
+import { ConfigError, connection, duration, int } from "./lib/config.js";
 import { open, nodeFor, checkReachable, ensure, where, errorMessage } from "./lib/db.js";
 import { attempt, tagIteration, pastBound } from "./lib/metrics.js";
 import { loadModel, options as runOptions } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
+import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, NAMES, ORDERS, T, lastName, nurand, randInt, tablePrefix } from "./lib/tpcc.js";
 
 const conn = connection();
 const warehouses = int("WAREHOUSES", 1, { min: 1, max: 100000 });
-// "order_line" is the longest name: prefix + name stays a 63-byte SQL name.
-const tablePrefix = str("TABLE_PREFIX", "", { pattern: /^[a-z_][a-z0-9_]{0,52}$/, hint: "a lower-case SQL name prefix (letters, digits, _; at most 53)" });
 const defaultVus = Math.min(warehouses + 1, 16);
 const model = loadModel(defaultVus);
 if (model.model !== "closed") {
@@ -45,13 +44,10 @@ const vus = model.vus;
 const maxDuration = duration("DURATION", "24h");
 
 // Spec cardinalities (clause 4.3.3.1) and our batch sizes (rows a statement).
-const ITEMS = 100000, DISTRICTS = 10, CUSTOMERS = 3000, ORDERS = 3000, NEW_ORDER_FROM = 2101;
+const NEW_ORDER_FROM = 2101;
 const ITEM_BATCH = 1000, STOCK_BATCH = 1000, CUSTOMER_BATCH = 300, ORDER_BATCH = 100;
 const UNITS_PER_WAREHOUSE = 1 + ITEMS / STOCK_BATCH + DISTRICTS * (CUSTOMERS / CUSTOMER_BATCH + ORDERS / ORDER_BATCH);
 const ITEM_UNITS = ITEMS / ITEM_BATCH;
-
-const NAMES = ["warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock"];
-const T = Object.fromEntries(NAMES.map((n) => [n, tablePrefix + n]));
 
 // Warehouses of VU v (1-based): v, v + vus, ...; ITEM goes to the last VU,
 // which has no more warehouses than any other.
@@ -124,6 +120,7 @@ export function setup() {
     }
   }
   for (const t of NAMES) ensure(db, `CREATE TABLE IF NOT EXISTS ${T[t]} (${DDL[t]})`);
+  for (const ddl of INDEXES) ensure(db, ddl);
   // C for C_LAST's NURand at load (clause 2.1.6): the transactions' C must
   // differ from it by 65..119, not 96 or 112 (clause 2.1.6.1), so it is kept.
   const cLoad = randInt(0, 255);
@@ -136,10 +133,6 @@ export function setup() {
 }
 
 // --- random data (clause 4.3.2) -----------------------------------------------
-
-function randInt(lo, hi) {
-  return lo + Math.floor(Math.random() * (hi - lo + 1));
-}
 
 // a-strings (clause 4.3.2.2): windows at random offsets of a pool of random
 // alphanumeric characters, made anew for ITEM and each warehouse (as lib/ycsb.js's
@@ -193,16 +186,6 @@ function chooser(k, n) {
     if (take) chosen++;
     return take;
   };
-}
-
-// C_LAST (clause 4.3.2.3): three syllables by the digits of a number 0..999.
-const SYLLABLES = ["BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING"];
-function lastName(n) {
-  return SYLLABLES[Math.floor(n / 100)] + SYLLABLES[Math.floor(n / 10) % 10] + SYLLABLES[n % 10];
-}
-// NURand(A, x, y) (clause 2.1.6).
-function nurand(a, x, y, c) {
-  return (((randInt(0, a) | randInt(x, y)) + c) % (y - x + 1)) + x;
 }
 
 function permutation(n) {

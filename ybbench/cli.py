@@ -521,10 +521,10 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every phase")
     x.set_defaults(func=_reproduce)
     v = sub.add_parser("verify", help="after a write run: every acknowledged write present, each value one the run "
-                                      "wrote; after tpcc-load, TPC-C's consistency conditions 1-4 "
-                                      "(docs/faults-and-verify.md)")
+                                      "wrote; after tpcc-load and tpcc, TPC-C's consistency conditions 1-4, "
+                                      "and a tpcc run's New-Orders (docs/faults-and-verify.md)")
     v.add_argument("testid", help="the write run's id (sql-inserts, kv-load, sql-updates, ycsb-load, ycsb, "
-                                  "sql-secondary-index, tpcc-load): a folder of --results")
+                                  "sql-secondary-index, tpcc-load, tpcc): a folder of --results")
     v.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     v.add_argument("--node", metavar="HOST:PORT", help="read from this node (default: the run's first YSQL node)")
     v.add_argument("--chunk", type=int, default=10000, help="keys per query (10000)")

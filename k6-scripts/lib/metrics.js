@@ -70,12 +70,16 @@ export function pastBound(n, bound) {
 // looked up on the Go object, or a closure, is a new function object per
 // call. args is an array the caller keeps and refills; apply costs ~0.5 µs
 // where a spread call (f(...a)) costs 4-12 µs in k6's interpreter.
-export function attempt(op, fn, args) {
+// `expected`: a SQLSTATE that is an outcome, not an error (TPC-C's
+// rolled-back New-Order): returns EXPECTED, counts nothing.
+export const EXPECTED = Object.freeze({ expected: true });
+export function attempt(op, fn, args, expected) {
   for (let tries = 0; ; tries++) {
     try {
       return fn.apply(undefined, args);
     } catch (e) {
       const state = sqlstate(e);
+      if (state === expected) return EXPECTED;
       if (RETRYABLE.includes(state) && tries < maxRetries) {
         retries.add(1, { op });
         continue;

@@ -96,18 +96,19 @@ const fmt = (x, d = 2) => (x === undefined ? "-" : x.toFixed(d));
 
 export function text(d) {
   const s = d.scenario;
+  const width = Math.max(8, ...Object.keys(d.ops).map((op) => op.length + 1));
   const load = s.executor.endsWith("arrival-rate")
     ? `${s.executor} rate=${s.rate ?? s.stages.map((x) => `${x.target}:${x.duration}`).join(",")}/s vus=${s.preAllocatedVUs}..${s.maxVUs}`
     : `${s.executor} vus=${s.vus}`;
   const lines = [
     "",
     `ybbench ${d.workload}  testid=${d.testid}  ${load}  ran ${fmt(d.duration_s, 1)} s`,
-    `  ${"op".padEnd(8)}${"ops".padStart(10)}${"ops/s".padStart(11)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}` +
+    `  ${"op".padEnd(width)}${"ops".padStart(10)}${"ops/s".padStart(11)}${"p50 ms".padStart(9)}${"p95 ms".padStart(9)}` +
       `${"p99 ms".padStart(9)}${"avg ms".padStart(9)}${"max ms".padStart(9)}${"retries".padStart(9)}`,
   ];
   for (const [op, o] of Object.entries(d.ops)) {
     const l = o.latency_ms || {};
-    lines.push(`  ${op.padEnd(8)}${String(o.count).padStart(10)}${fmt(o.per_second, 1).padStart(11)}` +
+    lines.push(`  ${op.padEnd(width)}${String(o.count).padStart(10)}${fmt(o.per_second, 1).padStart(11)}` +
       `${fmt(l.p50, 3).padStart(9)}${fmt(l.p95, 3).padStart(9)}${fmt(l.p99, 3).padStart(9)}${fmt(l.avg, 3).padStart(9)}${fmt(l.max, 1).padStart(9)}` +
       `${String(o.retries).padStart(9)}`);
   }
@@ -122,10 +123,14 @@ export function text(d) {
   return lines.join("\n") + "\n\n";
 }
 
-export function summaryHandler(workload, { rowsPerWrite = 1, rowsMetric } = {}) {
+// extra(data, digest): a workload's own {fields, text}: fields join
+// summary.json's, text follows the table (tpcc's tpmC).
+export function summaryHandler(workload, { rowsPerWrite = 1, rowsMetric, extra } = {}) {
   return (data) => {
-    const d = digest(data, workload, rowsPerWrite, rowsMetric);
-    const out = { stdout: text(d) };
+    let d = digest(data, workload, rowsPerWrite, rowsMetric);
+    const more = extra ? extra(data, d) : { fields: {}, text: "" };
+    d = { ...d, ...more.fields };
+    const out = { stdout: text(d).replace(/\n$/, more.text + "\n") };
     if (jsonPath) out[jsonPath] = JSON.stringify({ ...d, k6: data.metrics }, null, 1);
     return { ...out, ...seriesOutput(jsonPath, workload) };
   };

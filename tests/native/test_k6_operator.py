@@ -39,6 +39,7 @@ CRD = "config/crd/bases/k6.io_testruns.yaml"
 WORKLOAD_KNOBS = {w: {"KEY_PREFIX": "k8s-load-1", "MAX_WRITTEN_KEY": "1000000"} for w in
                   ("sql-selects", "sql-updates", "kv-read-heavy", "kv-recent-read-heavy", "kv-random-read")}
 WORKLOAD_KNOBS["ycsb-analytic"] = {"VUS": "1"}
+WORKLOAD_KNOBS["tpcc"] = {"WAREHOUSES": "100", "C_LOAD": "42"}
 # The knobs the manifest sets, written out here: each goes into the archive
 # (`k6 archive -e`), which fixes the load shape; its K6_* settings and the
 # password do not. (GOGC and GOMEMLIMIT are knobs of the k6 process.)

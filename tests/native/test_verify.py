@@ -6,62 +6,15 @@ or changed behind a run's back are reported exactly; bad input is refused."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
-import pytest
-
-from ybbench.report.pglocal import Postgres
-
+from ..support.pg_kill import kill as _kill, killable, restart as _restart  # noqa: F401 (killable: a fixture)
 from ..support.stack import BIN, REPO, wait_until
 from ..support.workloads import run_ok
 from ..support.ybbench_cli import verify, ybbench
-
-
-@pytest.fixture
-def killable(tmp_path):
-    """A PostgreSQL of this test's own, durable (synchronous_commit on), so
-    that killing it loses no acknowledged commit."""
-    pg = Postgres.start(durable=True)
-    yield pg
-    pg.stop()
-
-
-def _kill(pg: Postgres) -> None:
-    """SIGKILL the postmaster and every backend, and wait until all are gone
-    (the next server refuses to start while one still holds the old shared
-    memory)."""
-    pid = int((pg.datadir / "postmaster.pid").read_text().split()[0])
-    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    pids = [pid, *map(int, children)]
-    for p in pids:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass  # a backend that ended between pgrep and here: already gone
-
-    def gone(p: int) -> bool:
-        try:
-            return Path(f"/proc/{p}/stat").read_text().split(") ")[1][0] == "Z"  # a zombie holds nothing
-        except (FileNotFoundError, IndexError):
-            return True
-
-    wait_until(lambda: all(gone(p) for p in pids), "the killed server's processes to go")
-
-
-def _restart(pg: Postgres) -> None:
-    for attempt in range(5):
-        try:
-            return pg.serve()
-        except RuntimeError:
-            if attempt == 4:
-                raise
-            time.sleep(1)
 
 
 def test_no_acknowledged_write_is_lost_when_postgres_is_killed_mid_run(killable, tmp_path):

@@ -27,8 +27,8 @@ KNOBS = (
     "KEY_BYTES VALUE_BYTES OP_SIZE READ_SHAPE WRITE_PERCENT RECENT_KEYS "
     "YCSB_WORKLOAD READ_PROPORTION REQUEST_DISTRIBUTION ZIPFIAN_CONSTANT RECORD_COUNT FIELD_COUNT FIELD_LENGTH RUNS "
     "OPERATION_COUNT INSERT_START INSERT_COUNT FIELD "
-    # TPC-C (k6-scripts/tpcc-load.js)
-    "WAREHOUSES TABLE_PREFIX "
+    # TPC-C (k6-scripts/tpcc-load.js, tpcc.js)
+    "WAREHOUSES TABLE_PREFIX C_LOAD "
     # the k6 process (K6_GO_ENV)
     "GOGC GOMEMLIMIT"
 ).split()
@@ -42,7 +42,8 @@ NEW_KEYS = frozenset({"sql-inserts", "sql-secondary-index", "kv-load"})
 # Workloads that read the keys a load run wrote, and that load's workload
 # (run --keys-from, reproduce's `reads`).
 READS_KEYS_OF = {"sql-selects": "sql-inserts", "sql-updates": "sql-inserts", "kv-read-heavy": "kv-load",
-                 "kv-recent-read-heavy": "kv-load", "kv-random-read": "kv-load", "ycsb": "ycsb-load"}
+                 "kv-recent-read-heavy": "kv-load", "kv-random-read": "kv-load", "ycsb": "ycsb-load",
+                 "tpcc": "tpcc-load"}
 
 
 def fresh_prefix(kind: str) -> str:

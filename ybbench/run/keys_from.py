@@ -1,7 +1,8 @@
 """`ybbench run --keys-from TESTID`: a read workload's keys from the load
 run that wrote them, read from that run's folder instead of copied by hand
-(KEY_PREFIX, MAX_WRITTEN_KEY, or YCSB's RECORD_COUNT, and the table and the
-key or field sizes the reads must match)."""
+(KEY_PREFIX, MAX_WRITTEN_KEY, or YCSB's RECORD_COUNT, or TPC-C's
+WAREHOUSES and C_LOAD, and the table and the key or field sizes the reads
+must match)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ybbench.core.errors import UserError
 
 # The load's knobs a reader must share, when the load set them.
 SHARED_KNOBS = {"sql-inserts": ("TABLE",), "kv-load": ("TABLE", "KEY_BYTES", "VALUE_BYTES"),
-                "ycsb-load": ("TABLE", "FIELD_COUNT", "FIELD_LENGTH")}
+                "ycsb-load": ("TABLE", "FIELD_COUNT", "FIELD_LENGTH"), "tpcc-load": ("TABLE_PREFIX",)}
 
 
 def knobs_from_run(workload: str, testid: str, results: Path) -> dict[str, str]:
@@ -33,6 +34,9 @@ def knobs_from_run(workload: str, testid: str, results: Path) -> dict[str, str]:
     if not written:
         raise UserError(f"--keys-from {testid}: the run wrote no rows: {workload} would have nothing to read")
     out = {k: run.knobs[k] for k in SHARED_KNOBS[load] if k in run.knobs}
+    if load == "tpcc-load":
+        w = run.summary.get("written") or {}
+        return {**out, "WAREHOUSES": str(w["warehouses"]), "C_LOAD": str(w["c_load"])}
     if load == "ycsb-load":
         w = run.summary.get("written") or {}
         records = int(w.get("record_count") or run.knobs.get("RECORD_COUNT", 0))

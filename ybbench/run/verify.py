@@ -89,7 +89,7 @@ def plan(folder: Path) -> dict:
     if not written or written.get("scheme") not in SCHEMES:
         raise UserError(f"run {folder.name} ({summary.get('workload')}) is not a load verify knows: "
                         "verify checks what sql-inserts, kv-load, sql-updates, ycsb-load, ycsb, "
-                        "sql-secondary-index and tpcc-load wrote")
+                        "sql-secondary-index, tpcc-load and tpcc wrote")
     counts, interrupted, unacked = iterations(folder, run, ("insert",))
     rows = int(written["rows_per_iteration"]) * ops_per_iteration(run)
     return {"written": written, "attempted": Attempted(counts, rows),

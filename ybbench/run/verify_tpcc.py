@@ -1,6 +1,6 @@
-"""`ybbench verify` after tpcc-load: TPC-C's consistency conditions 1-4
-(TPC-C v5.11, clause 3.3.2), and the rows of the tables whose size no
-transaction changes.
+"""`ybbench verify` after tpcc-load or tpcc: TPC-C's consistency conditions
+1-4 (TPC-C v5.11, clause 3.3.2), the rows of the tables whose size no
+transaction changes, and after a tpcc run its New-Orders.
 
   cardinality   ITEM holds 100,000 rows; each warehouse 1..WAREHOUSES the run
                 loaded is there with 10 districts, 3,000 customers a district
@@ -9,6 +9,16 @@ transaction changes.
   condition_2   per district: D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)
   condition_3   per district: count(*) of NEW_ORDER = max(NO_O_ID) - min(NO_O_ID) + 1
   condition_4   per district: sum(O_OL_CNT) = count(*) of ORDER_LINE
+
+After a tpcc run (its summary.json says where each district's orders
+stood when it started, and how many New-Orders committed and failed):
+
+  new_orders    the run's orders in the tables (O_ID from where the district
+                stood) are at least the New-Orders it committed (acknowledged:
+                none lost) and at most those plus the failed ones (a failed
+                statement may have committed)
+  orders_whole  per district: the run's O_IDs have no gap (D_NEXT_O_ID less
+                where it stood) and its orders' O_OL_CNT sum to their lines
 
 Each is a count of the warehouses or districts that break it, with the first
 few named (W_ID, D_ID and the numbers); verify.json keeps them by these names.
@@ -26,6 +36,10 @@ from ybbench.core.errors import UserError
 from ybbench.run.verify_base import Count, connect, example_lines
 
 ITEMS, DISTRICTS, CUSTOMERS, STOCK = 100000, 10, 3000, 100000
+RUN_CHECKS = {
+    "new_orders": "committed <= the run's orders in the tables <= committed + failed",
+    "orders_whole": "the run's O_IDs without a gap, sum(O_OL_CNT) = their ORDER_LINE rows, per district",
+}
 CHECKS = {
     "cardinality": "rows: ITEM 100,000; per warehouse 10 districts, 3,000 customers a district, 100,000 stock",
     "condition_1": "W_YTD = sum(D_YTD), per warehouse",
@@ -36,10 +50,12 @@ CHECKS = {
 
 
 def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: int = 20) -> dict:
-    w = run_folder.read(folder).summary["written"]
+    summary = run_folder.read(folder).summary
+    w = summary["written"]
     t = w["tables"]
     loaded = int(w["warehouses"])
-    c = {k: Count() for k in CHECKS}
+    ran = w.get("phase") == "run"
+    c = {k: Count() for k in {**CHECKS, **(RUN_CHECKS if ran else {})}}
     with connect(w, node) as conn:
         missing = [name for name in t.values()
                    if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", [name]).fetchone()[0]]
@@ -59,6 +75,8 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
             f"SELECT no_w_id, no_d_id, max(no_o_id), min(no_o_id), count(*) FROM {t['new_order']} GROUP BY 1, 2")}
         lines = {(r[0], r[1]): r[2] for r in conn.execute(
             f"SELECT ol_w_id, ol_d_id, count(*) FROM {t['order_line']} GROUP BY 1, 2")}
+        if ran:
+            run_orders = _run_orders(conn, t, w["next_o_id_at_start"], loaded)
 
     # cardinality: what the load acknowledged, against what is there.
     if items != ITEMS:
@@ -100,20 +118,75 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
         n_lines = lines.get((wid, did), 0)
         if (ol_cnt or 0) != n_lines:
             c["condition_4"].add(f"{at}: sum(O_OL_CNT) {ol_cnt or 0} != {n_lines} ORDER_LINE rows", show)
-    return {"testid": folder.name, "scheme": "tpcc", "workload_keys": w, "ok": not any(v.n for v in c.values()),
+    extra = {}
+    if ran:
+        _check_run(c, summary["tpcc"]["new_orders"], run_orders, districts, w["next_o_id_at_start"], loaded, show)
+        extra["run_new_orders"] = {"committed": summary["tpcc"]["new_orders"]["committed"],
+                                   "failed": summary["tpcc"]["new_orders"]["failed"],
+                                   "in_tables": sum(n for n, _, _ in run_orders.values())}
+    return {**extra, "testid": folder.name, "scheme": "tpcc", "phase": w.get("phase", "load"), "workload_keys": w,
+            "ok": not any(v.n for v in c.values()),
             "warehouses_checked": len(warehouses), "districts_checked": len(districts),
             **{k: {"count": v.n, "examples": v.examples} for k, v in c.items()}}
 
 
+def _run_orders(conn, t: dict, starts: list[int], loaded: int) -> dict:
+    """Per district, the run's orders (O_ID from where the district stood):
+    (count, sum(O_OL_CNT), their ORDER_LINE rows). One query a table."""
+    keys = [(wid, did) for wid in range(1, loaded + 1) for did in range(1, DISTRICTS + 1)]
+    start = "unnest(%s::int[], %s::int[], %s::int[]) AS s(w, d, o)"
+    params = [[k[0] for k in keys], [k[1] for k in keys], list(starts)]
+    orders = {(r[0], r[1]): (r[2], r[3]) for r in conn.execute(
+        f"SELECT s.w, s.d, count(o_id), coalesce(sum(o_ol_cnt), 0) FROM {start} LEFT JOIN {t['orders']} "
+        "ON o_w_id = s.w AND o_d_id = s.d AND o_id >= s.o GROUP BY 1, 2", params)}
+    lines = {(r[0], r[1]): r[2] for r in conn.execute(
+        f"SELECT s.w, s.d, count(ol_o_id) FROM {start} LEFT JOIN {t['order_line']} "
+        "ON ol_w_id = s.w AND ol_d_id = s.d AND ol_o_id >= s.o GROUP BY 1, 2", params)}
+    return {k: (*orders.get(k, (0, 0)), lines.get(k, 0)) for k in keys}
+
+
+def _check_run(c: dict, new_orders: dict, run_orders: dict, districts: dict, starts: list[int], loaded: int,
+               show: int) -> None:
+    if len(starts) != loaded * DISTRICTS:
+        raise UserError(f"the run's summary.json has {len(starts)} districts' starting O_IDs for {loaded} "
+                        f"warehouse(s) ({loaded * DISTRICTS} districts): not a summary tpcc wrote")
+    committed, failed = int(new_orders["committed"]), int(new_orders["failed"])
+    there = sum(n for n, _, _ in run_orders.values())
+    if there < committed:
+        c["new_orders"].add(f"{committed - there} acknowledged New-Order(s) lost: the run committed {committed}, "
+                            f"the tables hold {there} of its orders", show)
+    elif there > committed + failed:
+        c["new_orders"].add(f"the tables hold {there} of the run's orders: more than the {committed} it committed "
+                            f"and the {failed} that failed", show)
+    for i, (key, (n, ol_cnt, n_lines)) in enumerate(sorted(run_orders.items())):
+        at = f"W_ID={key[0]} D_ID={key[1]}"
+        next_o_id = districts.get(key, (None, None))[1]
+        if next_o_id is not None and n != next_o_id - starts[i]:
+            c["orders_whole"].add(f"{at}: {n} of the run's orders, O_ID {starts[i]} .. {next_o_id - 1} "
+                                  f"({next_o_id - starts[i]})", show)
+        if ol_cnt != n_lines:
+            c["orders_whole"].add(f"{at}: the run's orders' sum(O_OL_CNT) {ol_cnt} != their {n_lines} ORDER_LINE rows",
+                                  show)
+
+
 def lines(r: dict) -> list[str]:
     w = r["workload_keys"]
-    out = [f"verify {r['testid']}: tpcc, {w['warehouses']} warehouse(s) loaded into {w['tables']['warehouse']}, ...; "
+    ran = r.get("phase") == "run"
+    checks = {**CHECKS, **(RUN_CHECKS if ran else {})}
+    what_run = (f"a tpcc run on {w['warehouses']} warehouse(s) of {w['tables']['warehouse']}, ..." if ran else
+                f"tpcc, {w['warehouses']} warehouse(s) loaded into {w['tables']['warehouse']}, ...")
+    out = [f"verify {r['testid']}: {what_run}; "
            f"{r['warehouses_checked']} warehouse(s), {r['districts_checked']} district(s) in the tables"]
-    for k, what in CHECKS.items():
+    if ran:
+        n = r["run_new_orders"]
+        out.append(f"  the run's New-Orders: {n['committed']} committed, {n['failed']} failed; "
+                   f"{n['in_tables']} of its orders in the tables")
+    for k, what in checks.items():
         n = r[k]["count"]
         out.append(f"  {k} ({what}): " + ("OK" if n == 0 else f"FAILED, {n} broken"))
-    out += example_lines(r, tuple(CHECKS), sep="; ")
-    failed = [k for k in CHECKS if r[k]["count"]]
-    out.append("  OK: the load's rows are there and consistency conditions 1-4 hold" if r["ok"] else
-               f"  FAILED: {', '.join(failed)}")
+    out += example_lines(r, tuple(checks), sep="; ")
+    failed = [k for k in checks if r[k]["count"]]
+    ok = ("the tables hold every New-Order the run acknowledged, and consistency conditions 1-4 hold" if ran else
+          "the load's rows are there and consistency conditions 1-4 hold")
+    out.append(f"  OK: {ok}" if r["ok"] else f"  FAILED: {', '.join(failed)}")
     return out

@@ -1,0 +1,219 @@
+// TPC-C's five transactions (TPC-C v5.11, clauses 2.4-2.8) on the tables a
+// tpcc-load run filled, in throughput mode: no keying or think time, each
+// VU one terminal that runs the next transaction as soon as the last one
+// ends (capacity, not a tpmC the spec would accept: tpmC is not bound by
+// 12.86 x WAREHOUSES here, so no efficiency is given).
+//
+//   WAREHOUSES  the warehouses tpcc-load loaded (required; --keys-from gives it)
+//   C_LOAD      the C of C_LAST's NURand at load (required; the load's
+//               summary.json written.c_load; --keys-from gives it)
+//   TABLE_PREFIX  the load's (""), and the common knobs (docs/workloads.md)
+//
+// VU v's home warehouse is ((v - 1) mod WAREHOUSES) + 1 (clause 2.4.1.1:
+// a terminal's fixed W_ID), its Stock-Level district the next of 1..10 for
+// each VU of that warehouse. Each iteration is one transaction, dealt from
+// a deck of 23 (10 New-Order, 10 Payment, one of each other: at or above
+// the specification's minimum mix, see pick()); tagged op=new_order,
+// payment, order_status, delivery or stock_level, so k6's iteration count
+// and latency are each transaction's. A transaction is one statement, a
+// call of its PL/pgSQL function (lib/tpcc_procs.js), retried whole on
+// 40001 and 40P01. New-Orders rolled back by their unused item (1%) are
+// counted in ybbench_rollbacks{op="new_order"}, not as errors.
+//
+// tpmC in summary.json: New-Orders committed per minute of the run.
+import { ConfigError, connection, int, required } from "./lib/config.js";
+import { open, nodeFor, checkReachable, ensure, where, errorMessage } from "./lib/db.js";
+import { attempt, tagIteration, EXPECTED } from "./lib/metrics.js";
+import { options as runOptions } from "./lib/run.js";
+import { summaryHandler } from "./lib/summary.js";
+import { Counter } from "k6/metrics";
+import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, T, lastName, nurand, randInt, tablePrefix } from "./lib/tpcc.js";
+import { CALLS, PROCS, ROLLBACK } from "./lib/tpcc_procs.js";
+
+const conn = connection();
+const warehouses = required("WAREHOUSES", int("WAREHOUSES", undefined, { min: 1, max: 100000 }));
+const cLoad = required("C_LOAD", int("C_LOAD", undefined, { min: 0, max: 255 }));
+
+export const TRANSACTIONS = ["new_order", "payment", "order_status", "delivery", "stock_level"];
+export const options = runOptions("tpcc", { ops: TRANSACTIONS });
+for (const op of TRANSACTIONS) options.thresholds[`ybbench_rollbacks{op:${op}}`] = ["count>=0"];
+const rollbacks = new Counter("ybbench_rollbacks");
+
+export const handleSummary = summaryHandler("tpcc", { extra: tpccSummary });
+
+const db = open(conn, nodeFor(conn, __VU));
+const execStatement = db.exec;
+
+// C for the run's NURand (clause 2.1.6.1): C_LAST's differs from the load's
+// by 65..119 but not 96 or 112; C_ID's and OL_I_ID's are free.
+function runC() {
+  for (;;) {
+    const last = randInt(0, 255);
+    const delta = Math.abs(last - cLoad);
+    if (delta >= 65 && delta <= 119 && delta !== 96 && delta !== 112) {
+      return { last, id: randInt(0, 1023), item: randInt(0, 8191) };
+    }
+  }
+}
+
+export function setup() {
+  checkReachable(conn);
+  let got;
+  try {
+    got = db.query(`SELECT count(*)::float8 AS n, coalesce(max(w_id), 0)::float8 AS top FROM ${T.warehouse}`)[0];
+  } catch (e) {
+    throw new Error(`cannot read ${T.warehouse}: ${errorMessage(e)}; load the tables with tpcc-load ` +
+      "(and the same TABLE_PREFIX) first");
+  }
+  if (Number(got.n) !== warehouses || Number(got.top) !== warehouses) {
+    throw new ConfigError(`WAREHOUSES=${warehouses}, but ${T.warehouse} holds ${got.n} warehouse(s) up to W_ID ` +
+      `${got.top}: give the load's WAREHOUSES (ybbench run --keys-from <the tpcc-load run>)`);
+  }
+  for (const ddl of [...INDEXES, ...PROCS]) ensure(db, ddl);
+  // Where each district's orders stood: the run's New-Orders are those from
+  // here on (ybbench verify), W_ID-major.
+  const next = db.query(`SELECT d_w_id, d_id, d_next_o_id FROM ${T.district} ORDER BY d_w_id, d_id`);
+  const c = runC();
+  console.log(`tpcc: ${warehouses} warehouse(s) in ${T.warehouse}, ... on ${conn.nodes.length} node(s); ` +
+    `C_LAST's C ${c.last} (the load's ${cLoad})`);
+  return { c, written: { scheme: "tpcc", phase: "run", table_prefix: tablePrefix, tables: T, warehouses, c_load: cLoad,
+    c, next_o_id_at_start: next.map((r) => Number(r.d_next_o_id)), ...where(conn) } };
+}
+
+// --- the terminal's inputs (clauses 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1) -----------
+
+const home = ((__VU - 1) % warehouses) + 1;
+const slDistrict = (Math.floor((__VU - 1) / warehouses) % DISTRICTS) + 1;
+
+// Another warehouse than the home one, uniformly; the home one when it is the only one.
+function remote() {
+  if (warehouses === 1) return home;
+  const w = randInt(1, warehouses - 1);
+  return w >= home ? w + 1 : w;
+}
+
+// The statements' argument arrays, kept and refilled (lib/metrics.js attempt).
+const args = Object.fromEntries(TRANSACTIONS.map((t) => [t, [CALLS[t]]]));
+
+function newOrder(c) {
+  const n = randInt(5, 15);
+  const rollback = randInt(1, 100) === 1;
+  const lines = [];
+  for (let i = 0; i < n; i++) {
+    // The last item of 1% of orders is unused (ITEMS + 1): the order rolls back.
+    const item = rollback && i === n - 1 ? ITEMS + 1 : nurand(8191, 1, ITEMS, c.item);
+    lines.push([randInt(1, 100) === 1 ? remote() : home, item, randInt(1, 10)]);
+  }
+  // Stock rows in one order in every transaction: two New-Orders then wait
+  // for each other instead of deadlocking (the unused item sorts last).
+  lines.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const a = args.new_order;
+  a[1] = home;
+  a[2] = randInt(1, DISTRICTS);
+  a[3] = nurand(1023, 1, CUSTOMERS, c.id);
+  a[4] = `{${lines.map((l) => l[1]).join(",")}}`;
+  a[5] = `{${lines.map((l) => l[0]).join(",")}}`;
+  a[6] = `{${lines.map((l) => l[2]).join(",")}}`;
+  return a;
+}
+
+// A customer as clauses 2.5.1.2 and 2.6.1.2 pick one: 60% by last name
+// (C_ID 0 to the function), 40% by NURand id.
+function customer(a, at, c) {
+  if (randInt(1, 100) <= 60) {
+    a[at] = 0;
+    a[at + 1] = lastName(nurand(255, 0, 999, c.last));
+  } else {
+    a[at] = nurand(1023, 1, CUSTOMERS, c.id);
+    a[at + 1] = "";
+  }
+}
+
+function payment(c) {
+  const a = args.payment;
+  const d = randInt(1, DISTRICTS);
+  a[1] = home;
+  a[2] = d;
+  // 85% the home warehouse's customers, 15% a remote one's (clause 2.5.1.2).
+  const local = warehouses === 1 || randInt(1, 100) <= 85;
+  a[3] = local ? home : remote();
+  a[4] = local ? d : randInt(1, DISTRICTS);
+  customer(a, 5, c);
+  a[7] = (randInt(100, 500000) / 100).toFixed(2);
+  return a;
+}
+
+function orderStatus(c) {
+  const a = args.order_status;
+  a[1] = home;
+  a[2] = randInt(1, DISTRICTS);
+  customer(a, 3, c);
+  return a;
+}
+
+function delivery() {
+  const a = args.delivery;
+  a[1] = home;
+  a[2] = randInt(1, 10);
+  return a;
+}
+
+function stockLevel() {
+  const a = args.stock_level;
+  a[1] = home;
+  a[2] = slDistrict;
+  a[3] = randInt(10, 20);
+  return a;
+}
+
+const INPUTS = { new_order: newOrder, payment, order_status: orderStatus, delivery, stock_level: stockLevel };
+
+// The mix: a deck of 23 cards, 10 New-Order, 10 Payment and one of each
+// other, shuffled and dealt one per transaction, then shuffled again
+// (clause 5.2.4.2): 43.5% / 43.5% / 4.35% x 3 over every 23 transactions
+// of a VU, never under the specification's minimums (clause 5.2.3: Payment
+// 43%, the others 4%), where drawing each at 45/43/4/4/4 falls under them
+// about half the time.
+const DECK = [...Array(10).fill("new_order"), ...Array(10).fill("payment"), "order_status", "delivery", "stock_level"];
+let dealt = DECK.length;
+function pick() {
+  if (dealt === DECK.length) {
+    for (let i = DECK.length - 1; i > 0; i--) {
+      const j = randInt(0, i);
+      const t = DECK[i];
+      DECK[i] = DECK[j];
+      DECK[j] = t;
+    }
+    dealt = 0;
+  }
+  return DECK[dealt++];
+}
+
+export default function (data) {
+  const op = pick();
+  tagIteration(op);
+  if (attempt(op, execStatement, INPUTS[op](data.c), op === "new_order" ? ROLLBACK : undefined) === EXPECTED) {
+    rollbacks.add(1, { op });
+  }
+}
+
+export function teardown() {
+  db.close();
+}
+
+// summary.json's tpcc: tpmC from the New-Orders that committed (neither
+// rolled back nor failed), and each transaction's rollbacks.
+function tpccSummary(data, d) {
+  const count = (name) => ((data.metrics[name] || {}).values || {}).count || 0;
+  const no = d.ops.new_order || { count: 0, errors: 0 };
+  const rolled = count("ybbench_rollbacks{op:new_order}");
+  const committed = no.count - no.errors - rolled;
+  const tpmc = d.duration_s > 0 ? committed / (d.duration_s / 60) : null;
+  return {
+    fields: { tpcc: { mode: "throughput", tpmc, efficiency: null, warehouses,
+      new_orders: { committed, rolled_back: rolled, failed: no.errors },
+      rollbacks: Object.fromEntries(TRANSACTIONS.map((t) => [t, count(`ybbench_rollbacks{op:${t}}`)])) } },
+    text: `  tpmC ${tpmc === null ? "-" : tpmc.toFixed(1)} (throughput mode: no think time, no efficiency)  ` +
+      `New-Orders committed ${committed}, rolled back ${rolled}, failed ${no.errors}\n`,
+  };
+}

@@ -1,0 +1,282 @@
+"""tpcc (TPC-C's five transactions, throughput mode) on two warehouses that
+tpcc-load filled, against the session's PostgreSQL: the mix is the deck's,
+NURand's ids follow its definition, rollbacks and remote lines and payments
+come at their rates, tpmC is the New-Orders the tables hold, each
+transaction's count is the server's, and `ybbench verify` passes the run and
+names each planted loss. Expected values are TPC-C v5.11's numbers and
+arithmetic written here, and what the database says."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+import uuid
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ..support.pg_kill import kill, killable, restart  # noqa: F401 (killable: a fixture)
+from ..support.stack import BIN, REPO, wait_until
+from ..support.ybbench_cli import USERS_K6, verify, ybbench, ybbench_run
+
+W, VUS = 2, 4
+DECK = {"new_order": 10, "payment": 10, "order_status": 1, "delivery": 1, "stock_level": 1}  # 23 cards
+FALSE_FAILURE = 1e-4  # each statistical check's chance of failing a correct run
+Z = stats.norm.isf(FALSE_FAILURE / 2)
+
+
+@pytest.fixture(scope="module")
+def ran(binaries, postgres, tmp_path_factory):
+    """Two warehouses loaded under a prefix of their own, then 20 s of tpcc at 4 VUs."""
+    prefix, tag = f"tr{uuid.uuid4().hex[:6]}_", uuid.uuid4().hex[:6]
+    results = tmp_path_factory.mktemp("tpcc-run") / "results"
+    load = ybbench_run("tpcc-load", postgres, results, testid=f"load{tag}",
+                       knobs={"WAREHOUSES": str(W), "VUS": "2", "TABLE_PREFIX": prefix}, extra_env=USERS_K6)
+    assert load.code == 0, load.output
+    r = ybbench_run("tpcc", postgres, results, testid=f"run{tag}", knobs={"VUS": str(VUS), "DURATION": "20s"},
+                    extra_env=USERS_K6, extra_args=["--keys-from", f"load{tag}"])
+    assert r.code == 0, r.output + (r.folder / "k6.log").read_text()
+    return prefix, results, f"run{tag}", r.digest()
+
+
+def q(pg, sql: str) -> int:
+    return int(pg.query(sql) or 0)
+
+
+def run_orders(prefix: str, summary: dict, what: str = "o") -> str:
+    """A FROM clause of the run's orders: O_ID from where each district stood at its start."""
+    starts = summary["written"]["next_o_id_at_start"]
+    values = ",".join(f"({w},{d},{starts[(w - 1) * 10 + d - 1]})" for w in range(1, W + 1) for d in range(1, 11))
+    return f"(VALUES {values}) AS s(w, d, o) JOIN {prefix}orders {what} ON (o_w_id, o_d_id) = (s.w, s.d) AND o_id >= s.o"
+
+
+def within(count: int, n: int, p: float) -> bool:
+    """count of n is p's binomial share, within Z standard deviations."""
+    return abs(count - n * p) <= Z * math.sqrt(n * p * (1 - p))
+
+
+def test_the_mix_is_the_decks_and_never_under_the_specs_minimums(ran):
+    _, _, _, s = ran
+    counts = {op: s["ops"][op]["count"] for op in DECK}
+    n = sum(counts.values())
+    assert n > 2_000, counts
+    for op, cards in DECK.items():
+        # Each VU deals whole decks but for its last: at most `cards` of an op off its share, a VU.
+        assert abs(counts[op] - n * cards / 23) <= VUS * cards, (op, counts)
+    # Clause 5.2.3's minimums, with the same slack for the VUs' last decks.
+    for op, least in {"payment": 0.43, "order_status": 0.04, "delivery": 0.04, "stock_level": 0.04}.items():
+        assert counts[op] + VUS * DECK[op] >= least * n, (op, counts)
+
+
+def nurand_probabilities(a: int, x: int, y: int, c: int) -> np.ndarray:
+    """P(NURand(A, x, y) = v) for v = x..y, by enumerating clause 2.1.6's (rand(0, A) | rand(x, y)) + C."""
+    counts = np.zeros(y - x + 1)
+    rand_a = np.arange(a + 1)
+    for lo in range(x, y + 1, 2000):
+        b = np.arange(lo, min(lo + 2000, y + 1))
+        v = ((rand_a[None, :] | b[:, None]) + c) % (y - x + 1)
+        counts += np.bincount(v.ravel(), minlength=y - x + 1)
+    return counts / counts.sum()
+
+
+def chi_square_p(observed: np.ndarray, p: np.ndarray) -> float:
+    """Pearson's test over bins of consecutive values, each expecting 20 or more."""
+    n = observed.sum()
+    bins_o, bins_e, o, e = [], [], 0.0, 0.0
+    for ob, pr in zip(observed, p):
+        o, e = o + ob, e + n * pr
+        if e >= 20:
+            bins_o.append(o)
+            bins_e.append(e)
+            o = e = 0.0
+    bins_o[-1] += o
+    bins_e[-1] += e
+    return float(stats.chisquare(bins_o, bins_e).pvalue)
+
+
+def test_customer_and_item_ids_follow_nurand_with_the_runs_c(postgres, ran):
+    prefix, _, _, s = ran
+    c = s["written"]["c"]
+    ids = postgres.query(f"SELECT o_c_id, count(*) FROM {run_orders(prefix, s)} GROUP BY 1").splitlines()
+    observed = np.zeros(3000)
+    for row in ids:
+        v, k = map(int, row.split("|"))
+        observed[v - 1] = k
+    assert observed.sum() > 1_000
+    assert chi_square_p(observed, nurand_probabilities(1023, 1, 3000, c["id"])) > FALSE_FAILURE
+    # The same test tells another C, and uniform ids, apart: it can fail.
+    assert chi_square_p(observed, nurand_probabilities(1023, 1, 3000, (c["id"] + 512) % 1024)) < FALSE_FAILURE
+    assert chi_square_p(observed, np.full(3000, 1 / 3000)) < FALSE_FAILURE
+
+    items = postgres.query(f"SELECT ol_i_id, count(*) FROM {run_orders(prefix, s)} JOIN {prefix}order_line "
+                           "ON (ol_w_id, ol_d_id, ol_o_id) = (o_w_id, o_d_id, o_id) GROUP BY 1").splitlines()
+    observed = np.zeros(100_000)
+    for row in items:
+        v, k = map(int, row.split("|"))
+        observed[v - 1] = k
+    p = nurand_probabilities(8191, 1, 100_000, c["item"])
+    assert chi_square_p(observed, p) > FALSE_FAILURE
+    assert chi_square_p(observed, np.roll(p, 4096)) < FALSE_FAILURE
+
+
+def test_rollbacks_remote_lines_and_remote_payments_come_at_the_specs_rates(postgres, ran):
+    prefix, _, _, s = ran
+    t = s["tpcc"]
+    no = s["ops"]["new_order"]["count"]
+    assert t["new_orders"]["rolled_back"] > 0 and within(t["new_orders"]["rolled_back"], no, 0.01), t
+    assert t["new_orders"]["failed"] == 0 and t["rollbacks"]["payment"] == 0
+
+    lines, remote = map(int, postgres.query(
+        f"SELECT count(*), count(*) FILTER (WHERE ol_supply_w_id <> ol_w_id) FROM {run_orders(prefix, s)} "
+        f"JOIN {prefix}order_line ON (ol_w_id, ol_d_id, ol_o_id) = (o_w_id, o_d_id, o_id)").split("|"))
+    assert remote > 0 and within(remote, lines, 0.01), (remote, lines)
+    # An order is all-local exactly when none of its lines is remote (clause 2.4.2.2).
+    assert q(postgres, f"SELECT count(*) FROM {run_orders(prefix, s)} WHERE (o_all_local = 1) <> NOT EXISTS "
+                       f"(SELECT 1 FROM {prefix}order_line WHERE (ol_w_id, ol_d_id, ol_o_id) = (o_w_id, o_d_id, o_id) "
+                       "AND ol_supply_w_id <> ol_w_id)") == 0
+
+    payments = s["ops"]["payment"]["count"] - s["ops"]["payment"]["errors"]
+    history = q(postgres, f"SELECT count(*) FROM {prefix}history") - W * 10 * 3000  # the load's: one a customer
+    assert history == payments
+    remote = q(postgres, f"SELECT count(*) FROM {prefix}history WHERE h_c_w_id <> h_w_id")
+    assert remote > 0 and within(remote, payments, 0.15), (remote, payments)
+
+
+def test_tpmc_is_the_new_orders_the_tables_hold_and_counts_are_the_servers(postgres, ran):
+    prefix, _, _, s = ran
+    there = q(postgres, f"SELECT count(*) FROM {run_orders(prefix, s)}")
+    assert there == s["tpcc"]["new_orders"]["committed"] > 0
+    assert s["tpcc"]["tpmc"] == pytest.approx(there / (s["duration_s"] / 60), rel=1e-9)
+    assert s["tpcc"]["efficiency"] is None and s["tpcc"]["mode"] == "throughput"
+    # pg_stat_statements counts the calls that completed: each transaction's committed ones.
+    for op, fn in {"new_order": "no", "payment": "pay", "order_status": "os", "delivery": "dl",
+                   "stock_level": "sl"}.items():
+        o = s["ops"][op]
+        done = o["count"] - o["errors"] - s["tpcc"]["rollbacks"][op]
+        server = q(postgres, "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
+                             f"WHERE query LIKE 'SELECT {prefix}tpcc\\_{fn}(%'")
+        assert server == done > 0, (op, server, done)
+
+
+def test_deliveries_take_the_oldest_new_orders_and_pay_their_customers(postgres, ran):
+    prefix, _, _, s = ran
+    # The load left orders 2,101..3,000 of each district undelivered; a delivery sets a carrier.
+    delivered = q(postgres, f"SELECT count(*) FROM {prefix}orders WHERE o_id >= 2101 AND o_carrier_id IS NOT NULL")
+    assert delivered > 0
+    assert q(postgres, f"SELECT count(*) FROM {prefix}new_order") == \
+        W * 10 * 900 + s["tpcc"]["new_orders"]["committed"] - delivered
+    # Each district's undelivered orders are its newest: the delivered ones are all older.
+    assert q(postgres, f"SELECT count(*) FROM {prefix}orders o JOIN {prefix}new_order n ON (no_w_id, no_d_id) = "
+                       "(o_w_id, o_d_id) AND no_o_id < o_id WHERE o_carrier_id IS NOT NULL AND o_id >= 2101") == 0
+    assert q(postgres, f"SELECT sum(c_delivery_cnt) FROM {prefix}customer") == delivered
+    assert q(postgres, f"SELECT count(*) FROM {prefix}order_line JOIN {prefix}orders ON (ol_w_id, ol_d_id, ol_o_id) = "
+                       "(o_w_id, o_d_id, o_id) WHERE o_id >= 2101 AND (o_carrier_id IS NULL) <> "
+                       "(ol_delivery_d IS NULL)") == 0
+
+
+RUN_CHECKS = ("cardinality", "condition_1", "condition_2", "condition_3", "condition_4", "new_orders",
+              "orders_whole")
+
+
+def test_verify_passes_the_run_and_names_a_lost_new_order(postgres, ran):
+    prefix, results, tid, s = ran
+    out, r = verify(results, tid, postgres)
+    assert out.returncode == 0 and r["ok"] is True and r["phase"] == "run", out.stdout + out.stderr
+    assert {k: r[k]["count"] for k in RUN_CHECKS} == dict.fromkeys(RUN_CHECKS, 0)
+
+    # One of the run's acknowledged orders removed (its row and lines, kept aside to put back).
+    w, d = 2, 6
+    o = s["written"]["next_o_id_at_start"][(w - 1) * 10 + d - 1]
+    key = f"o_w_id = {w} AND o_d_id = {d} AND o_id = {o}"
+    lines = f"ol_w_id = {w} AND ol_d_id = {d} AND ol_o_id = {o}"
+    postgres.query(f"CREATE TABLE {prefix}saved_o AS SELECT * FROM {prefix}orders WHERE {key}; "
+                   f"CREATE TABLE {prefix}saved_l AS SELECT * FROM {prefix}order_line WHERE {lines}; "
+                   f"DELETE FROM {prefix}order_line WHERE {lines}; DELETE FROM {prefix}orders WHERE {key}")
+    try:
+        out, r = verify(results, tid, postgres)
+        assert out.returncode == 1 and r["ok"] is False, out.stdout
+        assert r["new_orders"]["count"] == 1 and r["new_orders"]["examples"][0].startswith(
+            "1 acknowledged New-Order(s) lost"), r["new_orders"]
+        assert r["orders_whole"]["examples"][0].startswith(f"W_ID={w} D_ID={d}:"), r["orders_whole"]
+        assert "FAILED: " in out.stdout and "new_orders" in out.stdout.splitlines()[-1]
+    finally:
+        postgres.query(f"INSERT INTO {prefix}orders SELECT * FROM {prefix}saved_o; "
+                       f"INSERT INTO {prefix}order_line SELECT * FROM {prefix}saved_l; "
+                       f"DROP TABLE {prefix}saved_o, {prefix}saved_l")
+    out, r = verify(results, tid, postgres)
+    assert out.returncode == 0 and r["ok"] is True, out.stdout
+
+
+# The builds and statement paths every other workload runs on (test_k6_matrix, test_official_extensions).
+PATHS = [("k6-v1.1", "postgres", "0"), ("k6", "pgx", "0"), ("k6-v2", "pgconn", "1"), ("k6-official", "postgres", "0")]
+
+
+def test_the_transactions_run_on_every_k6_and_driver_and_verify(binaries, postgres, ran):
+    prefix, results, tid, _ = ran
+    load = tid.replace("run", "load", 1)
+    for k6, driver, helpers in PATHS:
+        one = f"{tid}-{k6}-{driver}"
+        r = ybbench_run("tpcc", postgres, results, testid=one,
+                        knobs={"VUS": "2", "DURATION": "3s", "DB_DRIVER": driver, "YBBENCH_GO_HELPERS": helpers},
+                        extra_env={"K6": str(BIN / k6)}, extra_args=["--keys-from", load])
+        assert r.code == 0, (k6, driver, r.output)
+        s = r.digest()
+        assert s["errors"] == 0 and s["tpcc"]["new_orders"]["committed"] > 0, (k6, driver, s["tpcc"])
+        assert q(postgres, f"SELECT count(*) FROM {run_orders(prefix, s)}") == s["tpcc"]["new_orders"]["committed"]
+        out, v = verify(results, one, postgres)
+        assert out.returncode == 0 and v["ok"] is True, (k6, driver, out.stdout)
+
+
+@pytest.mark.parametrize("knobs,message", [
+    ({"C_LOAD": "7"}, "WAREHOUSES"),
+    ({"WAREHOUSES": "3", "C_LOAD": "7"}, "WAREHOUSES=3, but"),
+    ({"WAREHOUSES": "2", "C_LOAD": "300"}, 'invalid C_LOAD="300"'),
+    ({"WAREHOUSES": "1", "C_LOAD": "7", "TABLE_PREFIX": "absent_"}, "cannot read absent_warehouse"),
+], ids=["no-warehouses", "wrong-warehouses", "c-load", "no-tables"])
+def test_bad_input_is_named_and_nothing_is_written(binaries, postgres, ran, tmp_path, knobs, message):
+    prefix = ran[0]
+    knobs = {"TABLE_PREFIX": prefix, **knobs}
+    before = q(postgres, f"SELECT count(*) FROM {prefix}orders")
+    r = ybbench_run("tpcc", postgres, tmp_path / "results", testid=f"bad{uuid.uuid4().hex[:6]}", knobs=knobs)
+    assert r.code != 0 and message in r.output, r.output
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+    assert q(postgres, f"SELECT count(*) FROM {prefix}orders") == before
+
+
+def test_the_runs_files_validate(ran):
+    _, results, tid, _ = ran
+    p = ybbench("validate", str(results / tid))
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_no_acknowledged_new_order_is_lost_when_postgres_is_killed_mid_run(binaries, killable, tmp_path):
+    pg, results, tag = killable, tmp_path / "results", uuid.uuid4().hex[:6]
+    load = ybbench_run("tpcc-load", pg, results, testid=f"load{tag}", knobs={"WAREHOUSES": "1", "VUS": "2"},
+                       extra_env=USERS_K6)
+    assert load.code == 0, load.output
+    cmd = [sys.executable, "-m", "ybbench", "run", "tpcc", "--testid", f"run{tag}", "--results", str(results),
+           "--quiet", "--keys-from", f"load{tag}"]
+    for k, v in {"YSQL_NODES": f"127.0.0.1:{pg.port}", "DB_USER": pg.user, "DB_NAME": pg.database, "VUS": 4,
+                 "DURATION": "20s", "DB_CONNECT_TIMEOUT": 2}.items():
+        cmd += ["--set", f"{k}={v}"]
+    run = subprocess.Popen(cmd, cwd=REPO, env=dict(pg.env(), **USERS_K6), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    wait_until(lambda: q(pg, "SELECT count(*) FROM orders WHERE o_id > 3000") > 500, "the run's New-Orders",
+               timeout=60)
+    kill(pg)
+    time.sleep(1.5)  # the terminals keep going: calls fail, connections are refused
+    restart(pg)
+    before = q(pg, "SELECT count(*) FROM orders WHERE o_id > 3000")
+    assert run.poll() is None, "the run ended before the server was back"
+    out, _ = run.communicate(timeout=120)
+    assert run.returncode == 99, out  # errors cross the run's threshold; the run went on
+    s = json.loads((results / f"run{tag}" / "summary.json").read_text())
+    assert s["tpcc"]["new_orders"]["failed"] > 0, s["tpcc"]
+    assert q(pg, "SELECT count(*) FROM orders WHERE o_id > 3000") > before  # New-Orders after the restart
+    p, r = verify(results, f"run{tag}", pg)
+    assert p.returncode == 0 and r["ok"] is True, p.stdout + p.stderr
+    print(p.stdout)  # the numbers, with -s
