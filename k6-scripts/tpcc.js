@@ -9,7 +9,7 @@
 //               summary.json written.c_load; --keys-from gives it)
 //   TABLE_PREFIX  the load's (""), and the common knobs (docs/workloads.md)
 //
-// VU v's home warehouse is ((v - 1) mod WAREHOUSES) + 1 (clause 2.4.1.1:
+// VU v's (v of the whole test) home warehouse is ((v - 1) mod WAREHOUSES) + 1 (clause 2.4.1.1:
 // a terminal's fixed W_ID), its Stock-Level district the next of 1..10 for
 // each VU of that warehouse. Each iteration is one transaction, dealt from
 // a deck of 23 (10 New-Order, 10 Payment, one of each other: at or above
@@ -21,10 +21,12 @@
 // counted in ybbench_rollbacks{op="new_order"}, not as errors.
 //
 // tpmC in summary.json: New-Orders committed per minute of the run.
+import exec from "k6/execution";
+import { sleep } from "k6";
 import { ConfigError, connection, int, required } from "./lib/config.js";
-import { open, nodeFor, checkReachable, ensure, where, errorMessage } from "./lib/db.js";
+import { open, nodeFor, checkReachable, ensure, where, errorMessage, sqlstate } from "./lib/db.js";
 import { attempt, tagIteration, EXPECTED } from "./lib/metrics.js";
-import { options as runOptions } from "./lib/run.js";
+import { options as runOptions, testid } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
 import { Counter } from "k6/metrics";
 import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, T, lastName, nurand, randInt, tablePrefix } from "./lib/tpcc.js";
@@ -45,13 +47,32 @@ const db = open(conn, nodeFor(conn, __VU));
 const execStatement = db.exec;
 
 // C for the run's NURand (clause 2.1.6.1): C_LAST's differs from the load's
-// by 65..119 but not 96 or 112; C_ID's and OL_I_ID's are free.
+// by 65..119 but not 96 or 112; C_ID's and OL_I_ID's are free. Drawn from
+// a hash of the testid, so that every generator of a split run (which
+// share it) draws the same ids.
 function runC() {
-  for (;;) {
-    const last = randInt(0, 255);
+  let h = 5381;
+  const id = testid();
+  for (let j = 0; j < id.length; j++) h = (h * 33 + id.charCodeAt(j)) % 4294967296;
+  for (let k = 0; ; k++) {
+    const last = (h + k) % 256;
     const delta = Math.abs(last - cLoad);
     if (delta >= 65 && delta <= 119 && delta !== 96 && delta !== 112) {
-      return { last, id: randInt(0, 1023), item: randInt(0, 8191) };
+      return { last, id: Math.floor(h / 256) % 1024, item: Math.floor(h / 262144) % 8192 };
+    }
+  }
+}
+
+// CREATE OR REPLACE FUNCTION from two sessions at once (the generators of a
+// split run start together) fails one of them with XX000 "tuple concurrently
+// updated": the other made the same function, so trying again succeeds.
+function replace(ddl) {
+  for (let tries = 1; ; tries++) {
+    try {
+      return ensure(db, ddl);
+    } catch (e) {
+      if (sqlstate(e) !== "XX000" || tries === 5) throw e;
+      sleep(0.1 * tries);
     }
   }
 }
@@ -69,7 +90,7 @@ export function setup() {
     throw new ConfigError(`WAREHOUSES=${warehouses}, but ${T.warehouse} holds ${got.n} warehouse(s) up to W_ID ` +
       `${got.top}: give the load's WAREHOUSES (ybbench run --keys-from <the tpcc-load run>)`);
   }
-  for (const ddl of [...INDEXES, ...PROCS]) ensure(db, ddl);
+  for (const ddl of [...INDEXES, ...PROCS]) replace(ddl);
   // Where each district's orders stood: the run's New-Orders are those from
   // here on (ybbench verify), W_ID-major.
   const next = db.query(`SELECT d_w_id, d_id, d_next_o_id FROM ${T.district} ORDER BY d_w_id, d_id`);
@@ -82,8 +103,16 @@ export function setup() {
 
 // --- the terminal's inputs (clauses 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1) -----------
 
-const home = ((__VU - 1) % warehouses) + 1;
-const slDistrict = (Math.floor((__VU - 1) / warehouses) % DISTRICTS) + 1;
+// Set at the VU's first transaction from its number in the whole test
+// (exec.vu.idInTest: a split run's generators number their VUs apart;
+// __VU restarts at 1 in each, which would put every generator's first VU
+// on warehouse 1).
+let home, slDistrict;
+function terminal() {
+  const v = exec.vu.idInTest;
+  home = ((v - 1) % warehouses) + 1;
+  slDistrict = (Math.floor((v - 1) / warehouses) % DISTRICTS) + 1;
+}
 
 // Another warehouse than the home one, uniformly; the home one when it is the only one.
 function remote() {
@@ -190,6 +219,7 @@ function pick() {
 }
 
 export default function (data) {
+  if (home === undefined) terminal();
   const op = pick();
   tagIteration(op);
   if (attempt(op, execStatement, INPUTS[op](data.c), op === "new_order" ? ROLLBACK : undefined) === EXPECTED) {

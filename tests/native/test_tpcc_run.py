@@ -280,3 +280,27 @@ def test_no_acknowledged_new_order_is_lost_when_postgres_is_killed_mid_run(binar
     p, r = verify(results, f"run{tag}", pg)
     assert p.returncode == 0 and r["ok"] is True, p.stdout + p.stderr
     print(p.stdout)  # the numbers, with -s
+
+
+def test_two_generators_share_the_warehouses_and_their_summary_adds_up(binaries, postgres, ran):
+    """--generators 2, one VU each: the VUs' numbers in the whole test give them warehouses 1 and 2
+    (each process's own __VU would put both on 1); the merged tpcc figures are the generators' sums,
+    and verify reads the run from where its districts stood first."""
+    prefix, results, tid, _ = ran
+    one = f"{tid}-gen"
+    r = ybbench_run("tpcc", postgres, results, testid=one, knobs={"VUS": "2", "DURATION": "4s"}, extra_env=USERS_K6,
+                    extra_args=["--keys-from", tid.replace("run", "load", 1), "--generators", "2"])
+    assert r.code == 0, r.output
+    merged = r.digest()
+    each = [json.loads((r.folder / "generators" / f"g{i}" / "summary.json").read_text()) for i in (1, 2)]
+    assert each[0]["written"]["c"] == each[1]["written"]["c"]  # one C for the run, from its testid
+    for k in ("committed", "rolled_back", "failed"):
+        assert merged["tpcc"]["new_orders"][k] == sum(p["tpcc"]["new_orders"][k] for p in each)
+    assert merged["tpcc"]["tpmc"] == pytest.approx(merged["tpcc"]["new_orders"]["committed"] /
+                                                   (merged["duration_s"] / 60), rel=1e-12)
+    by_w = dict(map(int, row.split("|")) for row in postgres.query(
+        f"SELECT o_w_id, count(*) FROM {run_orders(prefix, merged)} GROUP BY 1").splitlines())
+    assert sum(by_w.values()) == merged["tpcc"]["new_orders"]["committed"]
+    assert set(by_w) == {1, 2} and min(by_w.values()) > 0, by_w
+    out, v = verify(results, one, postgres)
+    assert out.returncode == 0 and v["ok"] is True, out.stdout

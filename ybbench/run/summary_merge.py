@@ -64,11 +64,34 @@ def merge(parts: list[dict], names: list[str]) -> dict:
         "keys_missing": sum(p["keys_missing"] for p in parts),
         "dropped_iterations": sum(p["dropped_iterations"] for p in parts),
         "thresholds_failed": sorted({t for p in parts for t in p["thresholds_failed"]}),
-        "written": first.get("written"),  # the load's table and key scheme: every generator's setup() says the same
+        "written": _written(parts),
+        **({"tpcc": _tpcc(parts, duration)} if "tpcc" in first else {}),
         "latency_source": NO_LATENCY,
         "rate_window": "ops/s = merged count / duration_s, the longest generator's k6 run duration",
         "generators": [{"name": n, "summary": f"generators/{n}/summary.json"} for n in names],
     }
+
+
+def _written(parts: list[dict]) -> dict | None:
+    """The load's table and key scheme: every generator's setup() says the
+    same, but for where a tpcc run's districts stood, which each read at its
+    own start: the earliest (the smallest O_ID) is where the run began."""
+    w = parts[0].get("written")
+    if w and "next_o_id_at_start" in w:
+        w = {**w, "next_o_id_at_start": [min(x) for x in zip(*(p["written"]["next_o_id_at_start"] for p in parts))]}
+    return w
+
+
+def _tpcc(parts: list[dict], duration: float) -> dict:
+    """tpcc's figures over all generators: New-Orders and rollbacks summed,
+    tpmC from the sum over the longest generator's duration."""
+    new_orders = {k: sum(p["tpcc"]["new_orders"][k] for p in parts) for k in ("committed", "rolled_back", "failed")}
+    rollbacks: dict[str, int] = {}
+    for p in parts:
+        for op, n in p["tpcc"]["rollbacks"].items():
+            rollbacks[op] = rollbacks.get(op, 0) + n
+    return {**parts[0]["tpcc"], "new_orders": new_orders, "rollbacks": rollbacks,
+            "tpmc": new_orders["committed"] / (duration / 60) if duration else None}
 
 
 def fill_latency(merged: dict, per_op: dict[str, dict | None]) -> None:
