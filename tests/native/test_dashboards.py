@@ -234,7 +234,7 @@ def _values(live: dict) -> dict[str, str]:
             "__rate_interval": RATE_WINDOW, "base": live["base"], "other": live["other"], "shift": live["shift"]}
 
 
-@pytest.mark.parametrize("query", promql_queries(), ids=str)
+@pytest.mark.parametrize("query", promql_queries(), ids=str)  # the TPC-C panels: test_tpcc_run
 def test_every_panel_query_returns_data(live, prometheus, query):
     expr = fill(query.expr, _values(live))
     try:

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ..support.dashboards import fill, promql_queries
 from ..support.pg_kill import kill, killable, restart  # noqa: F401 (killable: a fixture)
 from ..support.stack import BIN, REPO, wait_until
 from ..support.ybbench_cli import USERS_K6, verify, ybbench, ybbench_run
@@ -30,15 +31,16 @@ Z = stats.norm.isf(FALSE_FAILURE / 2)
 
 
 @pytest.fixture(scope="module")
-def ran(binaries, postgres, tmp_path_factory):
-    """Two warehouses loaded under a prefix of their own, then 20 s of tpcc at 4 VUs."""
+def ran(binaries, postgres, prometheus, tmp_path_factory):
+    """Two warehouses loaded under a prefix of their own, then 20 s of tpcc at 4 VUs, pushed to Prometheus
+    by k6 v2 (the dashboards' TPC-C panels read it)."""
     prefix, tag = f"tr{uuid.uuid4().hex[:6]}_", uuid.uuid4().hex[:6]
     results = tmp_path_factory.mktemp("tpcc-run") / "results"
     load = ybbench_run("tpcc-load", postgres, results, testid=f"load{tag}",
                        knobs={"WAREHOUSES": str(W), "VUS": "2", "TABLE_PREFIX": prefix}, extra_env=USERS_K6)
     assert load.code == 0, load.output
     r = ybbench_run("tpcc", postgres, results, testid=f"run{tag}", knobs={"VUS": str(VUS), "DURATION": "20s"},
-                    extra_env=USERS_K6, extra_args=["--keys-from", f"load{tag}"])
+                    extra_env=USERS_K6, extra_args=["--keys-from", f"load{tag}"], prometheus=prometheus.url)
     assert r.code == 0, r.output + (r.folder / "k6.log").read_text()
     return prefix, results, f"run{tag}", r.digest()
 
@@ -304,3 +306,35 @@ def test_two_generators_share_the_warehouses_and_their_summary_adds_up(binaries,
     assert set(by_w) == {1, 2} and min(by_w.values()) > 0, by_w
     out, v = verify(results, one, postgres)
     assert out.returncode == 0 and v["ok"] is True, out.stdout
+
+
+WINDOW = 8  # s: the panels' rate window here, short enough for several inside a 20 s run
+
+
+@pytest.mark.parametrize("query", promql_queries(tpcc=True), ids=str)
+def test_the_tpcc_panels_answer_on_the_run(prometheus, ran, query):
+    _, results, tid, _ = ran
+    params = json.loads((results / tid / "params.json").read_text())
+    expr = fill(query.expr, {"testid": tid, "cluster": "native", "__rate_interval": f"{WINDOW}s"})
+    got = prometheus.api("query_range", query=expr, start=params["started_unix_s"],
+                         end=params["finished_unix_s"] + 5, step="2")["result"]
+    assert got and any(float(v) > 0 for s in got for _, v in s["values"]), f"{query}: no data from {expr}"
+
+
+def test_the_tpmc_panel_is_the_databases_new_orders_per_minute(postgres, prometheus, ran):
+    """At instants whose window lies inside the run: the panel against the run's orders the
+    database stamped (O_ENTRY_D) inside the same window, x 60 / window."""
+    prefix, results, tid, s = ran
+    params = json.loads((results / tid / "params.json").read_text())
+    (query,) = [x for x in promql_queries(tpcc=True) if x.panel.startswith("tpmC")]
+    expr = fill(query.expr, {"testid": tid, "cluster": "native", "__rate_interval": f"{WINDOW}s"})
+    lo, hi = params["started_unix_s"] + WINDOW + 1, params["finished_unix_s"] - 1
+    (series,) = prometheus.api("query_range", query=expr, start=lo, end=hi, step="2")["result"]
+    stamps = np.array([float(x) for x in postgres.query(
+        f"SELECT extract(epoch FROM o_entry_d::timestamptz) FROM {run_orders(prefix, s)}").split()])
+    assert len(stamps) == s["tpcc"]["new_orders"]["committed"]
+    for t, v in series["values"]:
+        t = float(t)
+        database = 60 * np.count_nonzero((stamps >= t - WINDOW) & (stamps < t)) / WINDOW
+        # A push every second: the window's rate is within a second's New-Orders at each end.
+        assert float(v) == pytest.approx(database, rel=0.25), (t, v, database)

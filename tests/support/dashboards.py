@@ -64,8 +64,14 @@ def sql_queries() -> list[Query]:
     return [q for q in all_queries() if q.datasource == SQL]
 
 
-def promql_queries() -> list[Query]:
-    return [q for q in all_queries() if q.datasource == "prometheus"]
+# The TPC-C panels read what only a tpcc run pushes: test_tpcc_run asks them
+# about its own run, test_dashboards every other panel about its runs.
+TPCC_PANELS = ("tpmC: New-Orders committed per minute", "TPC-C rollbacks/s by transaction")
+
+
+def promql_queries(tpcc: bool = False) -> list[Query]:
+    """The Prometheus queries of every panel, but the TPC-C ones; only those with tpcc."""
+    return [q for q in all_queries() if q.datasource == "prometheus" and (q.panel in TPCC_PANELS) == tpcc]
 
 
 def logql_queries() -> list[Query]:
