@@ -31,7 +31,7 @@ import { open, nodeFor, checkReachable, ensure, where, errorMessage } from "./li
 import { attempt, tagIteration, pastBound } from "./lib/metrics.js";
 import { loadModel, options as runOptions } from "./lib/run.js";
 import { summaryHandler } from "./lib/summary.js";
-import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, NAMES, ORDERS, T, lastName, nurand, randInt, tablePrefix } from "./lib/tpcc.js";
+import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, NAMES, ORDERS, T, lastName, nurand, randInt, shuffle, tablePrefix } from "./lib/tpcc.js";
 
 const conn = connection();
 const warehouses = int("WAREHOUSES", 1, { min: 1, max: 100000 });
@@ -189,14 +189,7 @@ function chooser(k, n) {
 }
 
 function permutation(n) {
-  const p = Array.from({ length: n }, (_, i) => i + 1);
-  for (let i = n - 1; i > 0; i--) {
-    const j = randInt(0, i);
-    const t = p[i];
-    p[i] = p[j];
-    p[j] = t;
-  }
-  return p;
+  return shuffle(Array.from({ length: n }, (_, i) => i + 1));
 }
 
 // --- the statements ---------------------------------------------------------------

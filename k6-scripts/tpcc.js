@@ -27,9 +27,10 @@ import { ConfigError, connection, int, required } from "./lib/config.js";
 import { open, nodeFor, checkReachable, ensure, where, errorMessage, sqlstate } from "./lib/db.js";
 import { attempt, tagIteration, EXPECTED } from "./lib/metrics.js";
 import { options as runOptions, testid } from "./lib/run.js";
+import { runHash } from "./lib/keys.js";
 import { summaryHandler } from "./lib/summary.js";
 import { Counter } from "k6/metrics";
-import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, T, lastName, nurand, randInt, tablePrefix } from "./lib/tpcc.js";
+import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, T, lastName, nurand, randInt, shuffle, tablePrefix } from "./lib/tpcc.js";
 import { CALLS, PROCS, ROLLBACK } from "./lib/tpcc_procs.js";
 
 const conn = connection();
@@ -51,9 +52,7 @@ const execStatement = db.exec;
 // a hash of the testid, so that every generator of a split run (which
 // share it) draws the same ids.
 function runC() {
-  let h = 5381;
-  const id = testid();
-  for (let j = 0; j < id.length; j++) h = (h * 33 + id.charCodeAt(j)) % 4294967296;
+  const h = runHash(testid());
   for (let k = 0; ; k++) {
     const last = (h + k) % 256;
     const delta = Math.abs(last - cLoad);
@@ -207,12 +206,7 @@ const DECK = [...Array(10).fill("new_order"), ...Array(10).fill("payment"), "ord
 let dealt = DECK.length;
 function pick() {
   if (dealt === DECK.length) {
-    for (let i = DECK.length - 1; i > 0; i--) {
-      const j = randInt(0, i);
-      const t = DECK[i];
-      DECK[i] = DECK[j];
-      DECK[j] = t;
-    }
+    shuffle(DECK);
     dealt = 0;
   }
   return DECK[dealt++];

@@ -45,13 +45,18 @@ export function uniformKeys(prefix, count, width = 0, from = 0) {
   return () => name(from + uniformIndex(count));
 }
 
-// A short tag of a run's id (base 36 of a 32-bit string hash, h x 33 + c):
-// stamped into the values an update writes, so that a value says which run
-// wrote it. The same testid gives the same tag in every generator.
-export function runTag(id) {
+// A 32-bit hash of a run's id (h x 33 + c): the same testid gives the
+// same number in every generator of a split run.
+export function runHash(id) {
   let h = 5381;
   for (let j = 0; j < id.length; j++) h = (h * 33 + id.charCodeAt(j)) % 4294967296;
-  return h.toString(36);
+  return h;
+}
+
+// A short tag of a run's id (runHash in base 36): stamped into the values
+// an update writes, so that a value says which run wrote it.
+export function runTag(id) {
+  return runHash(id).toString(36);
 }
 
 // sql-updates' keys and ops as a function of the iteration number i, so that

@@ -14,6 +14,17 @@ export function randInt(lo, hi) {
   return lo + Math.floor(Math.random() * (hi - lo + 1));
 }
 
+// Fisher-Yates, in place: every order alike.
+export function shuffle(a) {
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = randInt(0, i);
+    const t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+  }
+  return a;
+}
+
 // NURand(A, x, y) (clause 2.1.6).
 export function nurand(a, x, y, c) {
   return (((randInt(0, a) | randInt(x, y)) + c) % (y - x + 1)) + x;

@@ -55,7 +55,10 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
     t = w["tables"]
     loaded = int(w["warehouses"])
     ran = w.get("phase") == "run"
-    c = {k: Count() for k in {**CHECKS, **(RUN_CHECKS if ran else {})}}
+    if ran and len(w["next_o_id_at_start"]) != loaded * DISTRICTS:
+        raise UserError(f"the run's summary.json has {len(w['next_o_id_at_start'])} districts' starting O_IDs for "
+                        f"{loaded} warehouse(s) ({loaded * DISTRICTS} districts): not a summary tpcc wrote")
+    c = {k: Count() for k in _checks(ran)}
     with connect(w, node) as conn:
         missing = [name for name in t.values()
                    if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", [name]).fetchone()[0]]
@@ -118,21 +121,20 @@ def check(folder: Path, *, node: str | None = None, chunk: int = 10000, show: in
         n_lines = lines.get((wid, did), 0)
         if (ol_cnt or 0) != n_lines:
             c["condition_4"].add(f"{at}: sum(O_OL_CNT) {ol_cnt or 0} != {n_lines} ORDER_LINE rows", show)
-    extra = {}
-    if ran:
-        _check_run(c, summary["tpcc"]["new_orders"], run_orders, districts, w["next_o_id_at_start"], loaded, show)
-        extra["run_new_orders"] = {"committed": summary["tpcc"]["new_orders"]["committed"],
-                                   "failed": summary["tpcc"]["new_orders"]["failed"],
-                                   "in_tables": sum(n for n, _, _ in run_orders.values())}
+    extra = {"run_new_orders": _check_run(c, summary["tpcc"]["new_orders"], run_orders, districts, show)} if ran else {}
     return {**extra, "testid": folder.name, "scheme": "tpcc", "phase": w.get("phase", "load"), "workload_keys": w,
             "ok": not any(v.n for v in c.values()),
             "warehouses_checked": len(warehouses), "districts_checked": len(districts),
             **{k: {"count": v.n, "examples": v.examples} for k, v in c.items()}}
 
 
+def _checks(ran: bool) -> dict[str, str]:
+    return {**CHECKS, **(RUN_CHECKS if ran else {})}
+
+
 def _run_orders(conn, t: dict, starts: list[int], loaded: int) -> dict:
-    """Per district, the run's orders (O_ID from where the district stood):
-    (count, sum(O_OL_CNT), their ORDER_LINE rows). One query a table."""
+    """Per district, where it stood and the run's orders (O_ID from there):
+    (start, count, sum(O_OL_CNT), their ORDER_LINE rows). One query a table."""
     keys = [(wid, did) for wid in range(1, loaded + 1) for did in range(1, DISTRICTS + 1)]
     start = "unnest(%s::int[], %s::int[], %s::int[]) AS s(w, d, o)"
     params = [[k[0] for k in keys], [k[1] for k in keys], list(starts)]
@@ -142,37 +144,35 @@ def _run_orders(conn, t: dict, starts: list[int], loaded: int) -> dict:
     lines = {(r[0], r[1]): r[2] for r in conn.execute(
         f"SELECT s.w, s.d, count(ol_o_id) FROM {start} LEFT JOIN {t['order_line']} "
         "ON ol_w_id = s.w AND ol_d_id = s.d AND ol_o_id >= s.o GROUP BY 1, 2", params)}
-    return {k: (*orders.get(k, (0, 0)), lines.get(k, 0)) for k in keys}
+    return {k: (o, *orders.get(k, (0, 0)), lines.get(k, 0)) for k, o in zip(keys, starts)}
 
 
-def _check_run(c: dict, new_orders: dict, run_orders: dict, districts: dict, starts: list[int], loaded: int,
-               show: int) -> None:
-    if len(starts) != loaded * DISTRICTS:
-        raise UserError(f"the run's summary.json has {len(starts)} districts' starting O_IDs for {loaded} "
-                        f"warehouse(s) ({loaded * DISTRICTS} districts): not a summary tpcc wrote")
+def _check_run(c: dict, new_orders: dict, run_orders: dict, districts: dict, show: int) -> dict:
+    """new_orders and orders_whole into c; the counts verify.json keeps."""
     committed, failed = int(new_orders["committed"]), int(new_orders["failed"])
-    there = sum(n for n, _, _ in run_orders.values())
+    there = sum(n for _, n, _, _ in run_orders.values())
     if there < committed:
         c["new_orders"].add(f"{committed - there} acknowledged New-Order(s) lost: the run committed {committed}, "
                             f"the tables hold {there} of its orders", show)
     elif there > committed + failed:
         c["new_orders"].add(f"the tables hold {there} of the run's orders: more than the {committed} it committed "
                             f"and the {failed} that failed", show)
-    for i, (key, (n, ol_cnt, n_lines)) in enumerate(sorted(run_orders.items())):
+    for key, (start, n, ol_cnt, n_lines) in sorted(run_orders.items()):
         at = f"W_ID={key[0]} D_ID={key[1]}"
         next_o_id = districts.get(key, (None, None))[1]
-        if next_o_id is not None and n != next_o_id - starts[i]:
-            c["orders_whole"].add(f"{at}: {n} of the run's orders, O_ID {starts[i]} .. {next_o_id - 1} "
-                                  f"({next_o_id - starts[i]})", show)
+        if next_o_id is not None and n != next_o_id - start:
+            c["orders_whole"].add(f"{at}: {n} of the run's orders, O_ID {start} .. {next_o_id - 1} "
+                                  f"({next_o_id - start})", show)
         if ol_cnt != n_lines:
             c["orders_whole"].add(f"{at}: the run's orders' sum(O_OL_CNT) {ol_cnt} != their {n_lines} ORDER_LINE rows",
                                   show)
+    return {"committed": committed, "failed": failed, "in_tables": there}
 
 
 def lines(r: dict) -> list[str]:
     w = r["workload_keys"]
     ran = r.get("phase") == "run"
-    checks = {**CHECKS, **(RUN_CHECKS if ran else {})}
+    checks = _checks(ran)
     what_run = (f"a tpcc run on {w['warehouses']} warehouse(s) of {w['tables']['warehouse']}, ..." if ran else
                 f"tpcc, {w['warehouses']} warehouse(s) loaded into {w['tables']['warehouse']}, ...")
     out = [f"verify {r['testid']}: {what_run}; "
