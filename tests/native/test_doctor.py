@@ -27,6 +27,8 @@ import pytest
 from ybbench.core.files import write_json
 from ybbench.core.logs import push
 from ybbench.doctor.loki import levels
+from ybbench.doctor.prometheus import Prom
+from ybbench.doctor.queries import Lookup
 
 from ..support import results_files
 from ..support.grafana_standin import Standin
@@ -281,6 +283,22 @@ def test_a_renamed_metric_is_named_by_every_reader_that_reads_it(stack, other_pr
     failed = assert_fails_exactly(p, doc, readers)
     for name in readers:
         assert f"absent: {RENAMED} " in failed[name]["found"], failed[name]
+
+
+def test_a_series_first_scraped_a_moment_ago_is_present(other_prometheus):
+    """Doctor right after a Prometheus's first scrape: each target's series,
+    whose only sample is a millisecond old, is present. (Looked up with an
+    `end` of now in whole seconds, a sample in the last half second fell
+    outside it: the full suite's fresh Prometheus then had node_exporter's
+    series 'absent', its target up.) Each target is scraped at its own
+    offset, so the seven first samples fall at seven points of their second."""
+    prom = other_prometheus()
+    firsts = {s["metric"]["instance"]: float(s["values"][0][0]) for s in prom.query("up[5m]")}
+    assert len(firsts) == 7, firsts
+    for instance, first in firsts.items():
+        lookup = Lookup(Prom(prom.url))
+        lookup.now = first + 0.001
+        assert lookup.is_present("up", f'{{__name__="up", instance="{instance}"}}'), (instance, first)
 
 
 def test_postgresql_alone_skips_the_yugabytedb_checks(stack, other_prometheus, tmp_path):

@@ -136,8 +136,11 @@ class Lookup:
     def is_present(self, name: str, selector: str) -> bool:
         if selector not in self.present:
             window = K6_WINDOW_S if kind_of(name) == "k6" else RECENT_S
-            got = self.prom.api("series", **{"match[]": selector, "start": f"{self.now - window:.0f}",
-                                             "end": f"{self.now:.0f}", "limit": "1"})
+            # No end: a whole-second `end` of now left out a series whose
+            # only sample was scraped in the last half second (a Prometheus
+            # just started, its first scrape), and called it absent.
+            got = self.prom.api("series", **{"match[]": selector, "start": f"{self.now - window:.3f}",
+                                             "limit": "1"})
             self.present[selector] = bool(got)
         return self.present[selector]
 
