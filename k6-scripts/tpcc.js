@@ -1,19 +1,27 @@
 // TPC-C's five transactions (TPC-C v5.11, clauses 2.4-2.8) on the tables a
-// tpcc-load run filled, in throughput mode: no keying or think time, each
-// VU one terminal that runs the next transaction as soon as the last one
-// ends (capacity, not a tpmC the spec would accept: tpmC is not bound by
-// 12.86 x WAREHOUSES here, so no efficiency is given).
+// tpcc-load run filled, in one of two modes (TPCC_MODE):
+//   throughput  no keying or think time: each VU one terminal that runs the
+//               next transaction as soon as the last one ends (capacity;
+//               tpmC is not bound by 12.86 x WAREHOUSES, so no efficiency)
+//   spec        the specification's terminals: 10 a warehouse, each keying
+//               and thinking (clause 5.2.5) between its transactions, many
+//               to a VU (lib/tpcc_terminals.js); tpmC is at most 12.86 x
+//               WAREHOUSES, and efficiency = tpmC / (12.86 x WAREHOUSES)
 //
 //   WAREHOUSES  the warehouses tpcc-load loaded (required; --keys-from gives it)
 //   C_LOAD      the C of C_LAST's NURand at load (required; the load's
 //               summary.json written.c_load; --keys-from gives it)
+//   TPCC_MODE   throughput (default) or spec
+//   VUS         spec mode: the connections the terminals share (default
+//               WAREHOUSES / 5, rounded up: 50 terminals a VU)
 //   TABLE_PREFIX  the load's (""), and the common knobs (docs/workloads.md)
 //
-// VU v's (v of the whole test) home warehouse is ((v - 1) mod WAREHOUSES) + 1 (clause 2.4.1.1:
-// a terminal's fixed W_ID), its Stock-Level district the next of 1..10 for
-// each VU of that warehouse. Each iteration is one transaction, dealt from
-// a deck of 23 (10 New-Order, 10 Payment, one of each other: at or above
-// the specification's minimum mix, see pick()); tagged op=new_order,
+// Throughput mode: VU v's (v of the whole test) home warehouse is ((v - 1)
+// mod WAREHOUSES) + 1 (clause 2.4.1.1: a terminal's fixed W_ID), its
+// Stock-Level district the next of 1..10 for each VU of that warehouse;
+// the transactions are dealt from a deck of 23 (lib/tpcc_terminals.js).
+// Each iteration is one transaction (spec mode: or an idle wait for the
+// next terminal due, op=idle), tagged op=new_order,
 // payment, order_status, delivery or stock_level, so k6's iteration count
 // and latency are each transaction's. A transaction is one statement, a
 // call of its PL/pgSQL function (lib/tpcc_procs.js), retried whole on
@@ -23,24 +31,40 @@
 // tpmC in summary.json: New-Orders committed per minute of the run.
 import exec from "k6/execution";
 import { sleep } from "k6";
-import { ConfigError, connection, int, required } from "./lib/config.js";
+import { ConfigError, connection, int, oneOf, required } from "./lib/config.js";
 import { open, nodeFor, checkReachable, ensure, where, errorMessage, sqlstate } from "./lib/db.js";
-import { attempt, tagIteration, EXPECTED } from "./lib/metrics.js";
+import { attempt, idle, tagIteration, EXPECTED } from "./lib/metrics.js";
 import { options as runOptions, testid } from "./lib/run.js";
 import { runHash } from "./lib/keys.js";
 import { summaryHandler } from "./lib/summary.js";
 import { Counter } from "k6/metrics";
-import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, T, lastName, nurand, randInt, shuffle, tablePrefix } from "./lib/tpcc.js";
+import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, T, lastName, nurand, randInt, tablePrefix } from "./lib/tpcc.js";
 import { CALLS, PROCS, ROLLBACK } from "./lib/tpcc_procs.js";
+import { MAX_TPMC_PER_WAREHOUSE, SPEC_DECK, TERMINALS_PER_WAREHOUSE, THROUGHPUT_DECK, advance, deck, nextDue,
+  terminalsOf } from "./lib/tpcc_terminals.js";
 
 const conn = connection();
 const warehouses = required("WAREHOUSES", int("WAREHOUSES", undefined, { min: 1, max: 100000 }));
 const cLoad = required("C_LOAD", int("C_LOAD", undefined, { min: 0, max: 255 }));
 
 export const TRANSACTIONS = ["new_order", "payment", "order_status", "delivery", "stock_level"];
-export const options = runOptions("tpcc", { ops: TRANSACTIONS });
+const spec = oneOf("TPCC_MODE", "throughput", ["throughput", "spec"]) === "spec";
+const terminals = TERMINALS_PER_WAREHOUSE * warehouses;
+export const options = runOptions("tpcc", { ops: TRANSACTIONS, vus: spec ? Math.ceil(warehouses / 5) : 16 });
+const vus = options.scenarios.tpcc.vus;
+if (spec && vus === undefined) {
+  throw new ConfigError("TPCC_MODE=spec runs its terminals on a fixed set of VUs: use LOAD_MODEL=closed");
+}
+if (spec && vus > terminals) {
+  throw new ConfigError(`VUS=${vus} is more than the ${terminals} terminals of WAREHOUSES=${warehouses} ` +
+    `(10 a warehouse): a VU would have none; give at most ${terminals}`);
+}
 for (const op of TRANSACTIONS) options.thresholds[`ybbench_rollbacks{op:${op}}`] = ["count>=0"];
+options.thresholds.ybbench_terminal_wait = ["count>=0"];
 const rollbacks = new Counter("ybbench_rollbacks");
+// Spec mode: how long past its due time each transaction started (s,
+// summed): the VU was running another of its terminals' transactions.
+const terminalWait = new Counter("ybbench_terminal_wait");
 
 export const handleSummary = summaryHandler("tpcc", { extra: tpccSummary });
 
@@ -196,29 +220,40 @@ function stockLevel() {
 
 const INPUTS = { new_order: newOrder, payment, order_status: orderStatus, delivery, stock_level: stockLevel };
 
-// The mix: a deck of 23 cards, 10 New-Order, 10 Payment and one of each
-// other, shuffled and dealt one per transaction, then shuffled again
-// (clause 5.2.4.2): 43.5% / 43.5% / 4.35% x 3 over every 23 transactions
-// of a VU, never under the specification's minimums (clause 5.2.3: Payment
-// 43%, the others 4%), where drawing each at 45/43/4/4/4 falls under them
-// about half the time.
-const DECK = [...Array(10).fill("new_order"), ...Array(10).fill("payment"), "order_status", "delivery", "stock_level"];
-let dealt = DECK.length;
-function pick() {
-  if (dealt === DECK.length) {
-    shuffle(DECK);
-    dealt = 0;
+const pick = deck(spec ? SPEC_DECK : THROUGHPUT_DECK);
+
+function run(op, c) {
+  tagIteration(op);
+  if (attempt(op, execStatement, INPUTS[op](c), op === "new_order" ? ROLLBACK : undefined) === EXPECTED) {
+    rollbacks.add(1, { op });
   }
-  return DECK[dealt++];
+}
+
+// Spec mode: this VU's terminals, from its first iteration on.
+let terms;
+function specIteration(c) {
+  const now = Date.now();
+  if (!terms) terms = terminalsOf(exec.vu.idInTest, vus, warehouses, pick, now);
+  const t = nextDue(terms);
+  if (t.due > now) {
+    // Waited out in iterations of their own, at most 1 s each (the run's
+    // end is never long after DURATION), so that a transaction's iteration
+    // times the transaction alone.
+    idle();
+    sleep(Math.min(t.due - now, 1000) / 1000);
+    return;
+  }
+  home = t.w;
+  slDistrict = t.d;
+  terminalWait.add((now - t.due) / 1000);
+  run(t.op, c);
+  advance(t, pick, Date.now());
 }
 
 export default function (data) {
+  if (spec) return specIteration(data.c);
   if (home === undefined) terminal();
-  const op = pick();
-  tagIteration(op);
-  if (attempt(op, execStatement, INPUTS[op](data.c), op === "new_order" ? ROLLBACK : undefined) === EXPECTED) {
-    rollbacks.add(1, { op });
-  }
+  run(pick(), data.c);
 }
 
 export function teardown() {
@@ -226,18 +261,27 @@ export function teardown() {
 }
 
 // summary.json's tpcc: tpmC from the New-Orders that committed (neither
-// rolled back nor failed), and each transaction's rollbacks.
+// rolled back nor failed), and each transaction's rollbacks; spec mode's
+// efficiency and how late its terminals' transactions started.
 function tpccSummary(data, d) {
   const count = (name) => ((data.metrics[name] || {}).values || {}).count || 0;
   const no = d.ops.new_order || { count: 0, errors: 0 };
   const rolled = count("ybbench_rollbacks{op:new_order}");
   const committed = no.count - no.errors - rolled;
   const tpmc = d.duration_s > 0 ? committed / (d.duration_s / 60) : null;
+  const efficiency = spec && tpmc !== null ? tpmc / (MAX_TPMC_PER_WAREHOUSE * warehouses) : null;
+  const transactions = TRANSACTIONS.reduce((n, t) => n + ((d.ops[t] || {}).count || 0), 0);
+  const waitMs = spec && transactions ? (count("ybbench_terminal_wait") * 1000) / transactions : null;
+  const pct = (x) => `${(100 * x).toFixed(2)}%`;
   return {
-    fields: { tpcc: { mode: "throughput", tpmc, efficiency: null, warehouses,
+    fields: { tpcc: { mode: spec ? "spec" : "throughput", tpmc, efficiency, warehouses,
+      ...(spec ? { terminals, terminal_wait_ms: waitMs } : {}),
       new_orders: { committed, rolled_back: rolled, failed: no.errors },
       rollbacks: Object.fromEntries(TRANSACTIONS.map((t) => [t, count(`ybbench_rollbacks{op:${t}}`)])) } },
-    text: `  tpmC ${tpmc === null ? "-" : tpmc.toFixed(1)} (throughput mode: no think time, no efficiency)  ` +
+    text: `  tpmC ${tpmc === null ? "-" : tpmc.toFixed(1)} ` +
+      (spec ? `efficiency ${efficiency === null ? "-" : pct(efficiency)} (spec mode: ${terminals} terminals on ${vus} VU${vus === 1 ? "" : "s"}, ` +
+        `a transaction started ${waitMs === null ? "-" : waitMs.toFixed(1)} ms after its terminal's due time on average)  `
+        : "(throughput mode: no think time, no efficiency)  ") +
       `New-Orders committed ${committed}, rolled back ${rolled}, failed ${no.errors}\n`,
   };
 }

@@ -53,12 +53,18 @@ function logFirst(op, state, e) {
   console.warn(`${op} failed (SQLSTATE ${state}): ${errorMessage(e)}; further ${op} errors of this VU with this SQLSTATE are only counted`);
 }
 
+// An iteration that runs no statement (op=idle), left out of every
+// statement count and latency.
+export function idle() {
+  tagIteration("idle");
+}
+
 // A load's key bound in the open model, which cannot stop at an iteration
 // count: an iteration whose number n is past `bound` (0: none) writes
-// nothing, and is tagged idle so that it does not count as the load's op.
+// nothing, and is idle so that it does not count as the load's op.
 export function pastBound(n, bound) {
   if (!bound || n < bound) return false;
-  tagIteration("idle");
+  idle();
   return true;
 }
 

@@ -82,6 +82,10 @@ def _written(parts: list[dict]) -> dict | None:
     return w
 
 
+# tpcc.js's (lib/tpcc_terminals.js): the most New-Orders a minute a warehouse's 10 terminals make.
+MAX_TPMC_PER_WAREHOUSE = 12.86
+
+
 def _tpcc(parts: list[dict], duration: float) -> dict:
     """tpcc's figures over all generators: New-Orders and rollbacks summed,
     tpmC from the sum over the longest generator's duration."""
@@ -90,8 +94,17 @@ def _tpcc(parts: list[dict], duration: float) -> dict:
     for p in parts:
         for op, n in p["tpcc"]["rollbacks"].items():
             rollbacks[op] = rollbacks.get(op, 0) + n
-    return {**parts[0]["tpcc"], "new_orders": new_orders, "rollbacks": rollbacks,
-            "tpmc": new_orders["committed"] / (duration / 60) if duration else None}
+    first = parts[0]["tpcc"]
+    tpmc = new_orders["committed"] / (duration / 60) if duration else None
+    merged = {**first, "new_orders": new_orders, "rollbacks": rollbacks, "tpmc": tpmc}
+    if first["mode"] == "spec":
+        # Efficiency from the merged tpmC; the wait as a mean over every generator's transactions.
+        merged["efficiency"] = tpmc / (MAX_TPMC_PER_WAREHOUSE * first["warehouses"]) if tpmc is not None else None
+        counts = [sum(o["count"] for o in p["ops"].values()) for p in parts]
+        waited = [p["tpcc"]["terminal_wait_ms"] for p in parts]
+        merged["terminal_wait_ms"] = (sum(n * w for n, w in zip(counts, waited) if n) / sum(counts)
+                                      if sum(counts) else None)
+    return merged
 
 
 def fill_latency(merged: dict, per_op: dict[str, dict | None]) -> None:
