@@ -35,18 +35,20 @@ from ybbench.run.k6_process import k6_env
 console = Console(width=150)
 
 
-def load(pg: Postgres, results: Path, warehouses: int) -> tuple[float, dict]:
+def load(pg: Postgres, results: Path, warehouses: int, prefix: str = "") -> tuple[float, dict]:
     """`ybbench run tpcc-load` as a user runs it; its wall time and summary."""
-    cmd = [sys.executable, "-m", "ybbench", "run", "tpcc-load", "--testid", "load", "--results", str(results),
+    testid = f"load{prefix}"
+    cmd = [sys.executable, "-m", "ybbench", "run", "tpcc-load", "--testid", testid, "--results", str(results),
            "--quiet", "--set", f"WAREHOUSES={warehouses}", "--set", f"VUS={min(warehouses + 1, 16)}"]
-    for k, v in {"YSQL_NODES": f"127.0.0.1:{pg.port}", "DB_USER": pg.user, "DB_NAME": pg.database}.items():
+    for k, v in {"YSQL_NODES": f"127.0.0.1:{pg.port}", "DB_USER": pg.user, "DB_NAME": pg.database,
+                 "TABLE_PREFIX": prefix}.items():
         cmd += ["--set", f"{k}={v}"]
     started = time.monotonic()
     p = subprocess.run(cmd, cwd=REPO, env={**pg.env(), "K6": str(BIN / "k6")}, capture_output=True, text=True)
     took = time.monotonic() - started
     if p.returncode:
         raise SystemExit(f"tpcc-load failed ({p.returncode}): {p.stdout[-2000:]}{p.stderr[-2000:]}")
-    return took, json.loads((results / "load" / "summary.json").read_text())
+    return took, json.loads((results / testid / "summary.json").read_text())
 
 
 def tpcc(pg: Postgres, client: str, warehouses: int, c_load: int, vus: int, seconds: int) -> tuple[Measure, float]:
