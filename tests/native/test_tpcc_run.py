@@ -339,3 +339,31 @@ def test_the_tpmc_panel_is_the_databases_new_orders_per_minute(postgres, prometh
         database = 60 * np.count_nonzero((stamps >= t - WINDOW) & (stamps < t)) / WINDOW
         # A push every second: the window's rate is within a second's New-Orders at each end.
         assert float(v) == pytest.approx(database, rel=0.25), (t, v, database)
+
+
+def test_the_reports_tpcc_section_is_the_databases_new_orders(postgres, prometheus, ran, tmp_path):
+    """`ybbench report`'s tpmC chart: its whole-run figure is the run's orders in the tables over the run's
+    minutes, and every point whose window lies inside the run is the orders stamped (O_ENTRY_D) in its
+    window, give or take those stamped within a second of either end of it (k6 pushes once a second)."""
+    prefix, results, tid, s = ran
+    out = tmp_path / "r.html"
+    p = ybbench("report", tid, "--results", str(results), "--prometheus", prometheus.url, "--out", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    (c,) = [c for c in json.loads(out.with_suffix(".json").read_text())["runs"][0]["charts"] if c["id"] == "tpcc_tpmc"]
+    stamps = np.array([float(x) for x in postgres.query(
+        f"SELECT extract(epoch FROM o_entry_d::timestamptz) FROM {run_orders(prefix, s)}").split()])
+    params = json.loads((results / tid / "params.json").read_text())
+    stamps = stamps[stamps <= params["finished_unix_s"]]
+    assert c["whole_run"]["tpmC"]["value"] == pytest.approx(len(stamps) / (s["duration_s"] / 60), rel=1e-9)
+    window = float(c["query"].split("[")[1].split("s]")[0])
+    line = c["data"]["tpmC"]
+    inside = [(t, v) for t, v, partial in zip(line["t"], line["v"], line["partial"]) if not partial]
+    assert len(inside) >= 5, line
+    # Each point's window against the database's count in it: a push a second, so a window's ends are
+    # uncertain by up to a second's New-Orders; over the points (their ends fall at every phase of a
+    # push) that averages out to within a few %, where a slip in the formula (x 50 for x 60, 17%) does not.
+    chart_no = np.array([v * window / 60 for _, v in inside])
+    database = np.array([np.count_nonzero((stamps >= t - window) & (stamps < t)) for t, _ in inside])
+    assert chart_no.sum() == pytest.approx(database.sum(), rel=0.05), (chart_no, database)
+    page = out.read_text()
+    assert f"<th>tpmC</th><td>{s['tpcc']['tpmc']:.1f}</td>" in page and "New-Orders committed" in page

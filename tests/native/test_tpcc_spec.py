@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ..support.ybbench_cli import USERS_K6, verify, ybbench_run
+from ..support.ybbench_cli import USERS_K6, verify, ybbench, ybbench_run
 
 W, SECONDS = 2, 60
 # Clause 5.2.3's mix as drawn at random (the script deals it from a deck, which varies less: the bounds are
@@ -113,3 +113,13 @@ def test_bad_spec_input_is_named_and_nothing_is_written(binaries, postgres, spec
     assert r.code != 0 and message in r.output, r.output
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
     assert postgres.query(f"SELECT count(*) FROM {prefix}orders") == before
+
+
+def test_the_report_shows_the_runs_tpc_c_figures(spec_run, tmp_path):
+    _, results, tid, s, _ = spec_run
+    out = tmp_path / "r.html"
+    p = ybbench("report", tid, "--results", str(results), "--out", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    page, t = out.read_text(), s["tpcc"]
+    assert f"<th>efficiency (tpmC / 12.86 per warehouse)</th><td>{100 * t['tpmc'] / (12.86 * W):.2f}%</td>" in page
+    assert f"<th>terminals</th><td>{10 * W}</td>" in page and "<th>mode</th><td>spec (10 terminals" in page

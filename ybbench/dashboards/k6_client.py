@@ -19,16 +19,17 @@ ITERATIONS = ("k6's own iterations by the op they are tagged with. One iteration
 
 
 TPMC = ("New-Orders that committed, per minute: k6's New-Order iterations less those that failed and those "
-        "rolled back, x 60. Over a whole run it is summary.json's tpcc.tpmc. Throughput mode has no think time: "
-        "not bounded by 12.86 x warehouses.")
+        "rolled back, x 60. Over a whole run it is summary.json's tpcc.tpmc. Spec mode (TPCC_MODE=spec): at most "
+        "12.86 x warehouses, and efficiency is tpmC over that; throughput mode has no think time: not bounded.")
 
 
-def tpmc(selector: str) -> str:
-    """60 x (New-Orders - failed - rolled back) per second; a missing error or
-    rollback series counts as 0 (k6 makes one at its first sample)."""
+def tpmc(selector: str, rng: str = RATE) -> str:
+    """60 x (New-Orders - failed - rolled back) per second over rng; a missing
+    error or rollback series counts as 0 (k6 makes one at its first sample).
+    The run report draws the same (ybbench/report/tpcc.py)."""
     no = selector[:-1] + ', op="new_order"}'
-    iterations = f"sum by (testid) (rate(k6_iterations_total{no}[{RATE}]))"
-    less = " - ".join(f"(sum by (testid) (rate(k6_ybbench_{m}_total{no}[{RATE}])) or 0 * {iterations})"
+    iterations = f"sum by (testid) (rate(k6_iterations_total{no}[{rng}]))"
+    less = " - ".join(f"(sum by (testid) (rate(k6_ybbench_{m}_total{no}[{rng}])) or 0 * {iterations})"
                       for m in ("errors", "rollbacks"))
     return f"60 * ({iterations} - {less})"
 

@@ -6,7 +6,8 @@ over each run's window [params.started, params.finished]: ops/s by op,
 latency avg and p99 by op (k6's native histogram) and CPU per node
 (node_exporter), and the seeds' storage, disk and cache figures
 (seed_charts.py: SSTable size, disk IOPS, iostat -mx, block cache), where
-those series exist. Without it, bar charts of what summary.json holds.
+those series exist; a tpcc run adds its TPC-C figures and tpmC over the
+run (tpcc.py). Without it, bar charts of what summary.json holds.
 Every figure names its source and window; the numbers of every chart go to
 a JSON file next to the HTML (report.json); --png writes each chart as a
 PNG file. The page links to k6's own HTML report (k6-report.html) when the
@@ -32,7 +33,7 @@ from ybbench.core.files import write_file
 from ybbench.core.k6_series import STATEMENTS
 from ybbench.core.services import check_ready
 from ybbench.experiments.reproduce import expected
-from ybbench.report import history_link, run_rates, seed_charts
+from ybbench.report import history_link, run_rates, seed_charts, tpcc
 from ybbench.report.charts import bar_chart as _bar_chart
 from ybbench.report.charts import line_chart as _line_chart
 from ybbench.run.k6_process import K6_REPORT
@@ -203,6 +204,10 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
         if c.get("curve", True):
             c["png"] = _line_chart(c["title"], ylabel, series, start, end, whole, "whole run (k6 summary)")
         charts.append(c)
+    if k6_rng:
+        tpmc_chart, tpmc_missing = tpcc.chart(run, prom, k6_rng, step)
+        charts += [tpmc_chart] if tpmc_chart else []
+        missing += [tpmc_missing] if tpmc_missing else []
     if not k6_rng:
         missing.append("k6's ops/s and latency over time: k6 pushed fewer than 2 samples of "
                        f'k6_iterations_total{{testid="{run["testid"]}"}} to this Prometheus; needs the run made '
@@ -291,6 +296,7 @@ def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[di
         f"{e(str(s.get('rows_written')))}; keys missing: {e(str(s.get('keys_missing')))}; dropped iterations: "
         f"{e(str(s.get('dropped_iterations')))}; thresholds failed: "
         f"{e(', '.join(s.get('thresholds_failed', [])) or 'none')}.</p>",
+        tpcc.section_html(s),
         f"<h3>Parameters (params.json)</h3><table><tr><th>knob</th><th>value</th></tr>{knobs}</table>",
         _doctor_html(run.get("doctor")),
     ]
