@@ -1,7 +1,7 @@
 # make test   install what the tests need, build the native stack, run pytest
 # make demo   after make test: a short run on a throwaway local PostgreSQL 15 and its HTML report
 # make build  only build the native stack's Go binaries (cached outside the repo)
-# make bench  client CPU per operation, pinned and shared: k6 (lib/pq, pgx, pgx + Go helpers, pgconn, the inner loop) next to pgbench, sysbench and go-ycsb, sizing, k6 memory over 10 min; TPC-C's client cost (~92 min on 2 cores)
+# make bench  client CPU per operation, pinned and shared: k6 (lib/pq, pgx, pgx + Go helpers, pgconn, the inner loop) next to pgbench, sysbench and go-ycsb, sizing, k6 memory over 10 min; TPC-C's client cost and spec mode's memory (~100 min on 2 cores)
 # make bench-monitoring  a real Prometheus scraping 100 nodes replayed from YugabyteDB captures (MINUTES=3)
 # make soak   a fixed-rate insert + read/update mix for MINUTES (60): k6 and Prometheus memory, ops/s, p99 drift, verify
 #             (INSERT_RATE=200 UPDATE_RATE=300 operations per second)
@@ -30,6 +30,7 @@ bench: deps build
 	python3 -m pip install -q -e '.[bench]'
 	python3 -m bench.client_efficiency
 	python3 -m bench.tpcc_client_cost
+	python3 -m bench.tpcc_spec_memory
 
 bench-monitoring: deps build
 	python3 -m pip install -q -e '.[bench]'
