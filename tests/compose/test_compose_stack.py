@@ -344,6 +344,32 @@ def test_doe_run_through_the_service(stack):
     assert got == pytest.approx(y, rel=1e-12)
 
 
+def test_tpcc_loads_runs_in_both_modes_and_verifies_through_the_service(stack):
+    """The TPC-C commands of docs/workloads.md through the ybbench service:
+    tpcc-load of one warehouse, tpcc in throughput and in spec mode with
+    --keys-from it, and verify of each run; every committed New-Order is
+    in YSQL's orders (counted there)."""
+    load = new_testid("tpccload")
+    prefix = f"{load}_"
+    r = ybbench_service(stack, "run", "tpcc-load", "--testid", load, "--quiet", "--set", "WAREHOUSES=1",
+                        "--set", "VUS=2", "--set", f"TABLE_PREFIX={prefix}")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    committed = 0
+    for mode, seconds in (("throughput", 5), ("spec", 20)):
+        tid = new_testid(f"tpcc{mode[:4]}")
+        r = ybbench_service(stack, "run", "tpcc", "--testid", tid, "--keys-from", load, "--quiet",
+                            "--set", f"TPCC_MODE={mode}", "--set", f"DURATION={seconds}s")
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        t = json.loads((stack.root / "results" / tid / "summary.json").read_text())["tpcc"]
+        assert t["mode"] == mode and (t["efficiency"] is None) == (mode == "throughput"), t
+        committed += t["new_orders"]["committed"]
+        v = ybbench_service(stack, "verify", tid)
+        assert v.returncode == 0, v.stdout[-3000:] + v.stderr[-3000:]
+        assert json.loads((stack.root / "results" / tid / "verify.json").read_text())["ok"] is True
+    # The load left 3,000 orders a district; each committed New-Order added one.
+    assert int(stack.ysql(f"SELECT count(*) FROM {prefix}orders WHERE o_id > 3000")) == committed > 0
+
+
 @pytest.mark.parametrize("args", [
     ("run", "no-such-workload"),
     ("doe", "experiments/no-such-design.yaml", "--run"),
