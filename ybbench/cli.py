@@ -279,9 +279,9 @@ def report_exprs() -> list[str]:
     """The PromQL the report reads (k6's charts, the seeds' figures), for
     doctor, which sits below report/ and takes them from here."""
     from ybbench.doctor.queries import PLACEHOLDER
-    from ybbench.report import page, seed_charts
+    from ybbench.report import page, seed_charts, tpcc
 
-    exprs = list(page.prom_queries(PLACEHOLDER, "1m").values())  # the testid matcher dropped: any run
+    exprs = [*page.prom_queries(PLACEHOLDER, "1m").values(), tpcc.promql(PLACEHOLDER, "1m")]  # any run's
     return exprs + [spec.promql(suffix, "1m") for spec in seed_charts.specs() for suffix in spec.queries]
 
 

@@ -22,6 +22,7 @@ from scipy import stats
 from ..support.dashboards import fill, promql_queries
 from ..support.pg_kill import kill, killable, restart  # noqa: F401 (killable: a fixture)
 from ..support.stack import BIN, REPO, wait_until
+from ..support.tpcc_orders import run_orders
 from ..support.ybbench_cli import USERS_K6, verify, ybbench, ybbench_run
 
 W, VUS = 2, 4
@@ -47,13 +48,6 @@ def ran(binaries, postgres, prometheus, tmp_path_factory):
 
 def q(pg, sql: str) -> int:
     return int(pg.query(sql) or 0)
-
-
-def run_orders(prefix: str, summary: dict, what: str = "o") -> str:
-    """A FROM clause of the run's orders: O_ID from where each district stood at its start."""
-    starts = summary["written"]["next_o_id_at_start"]
-    values = ",".join(f"({w},{d},{starts[(w - 1) * 10 + d - 1]})" for w in range(1, W + 1) for d in range(1, 11))
-    return f"(VALUES {values}) AS s(w, d, o) JOIN {prefix}orders {what} ON (o_w_id, o_d_id) = (s.w, s.d) AND o_id >= s.o"
 
 
 def within(count: int, n: int, p: float) -> bool:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ..support.tpcc_orders import run_orders
 from ..support.ybbench_cli import USERS_K6, verify, ybbench, ybbench_run
 
 W, SECONDS = 2, 60
@@ -74,11 +75,8 @@ def test_twenty_terminals_make_as_many_transactions_as_the_specs_times_give(spec
 
 def test_tpmc_is_the_tables_new_orders_and_efficiency_is_over_12_86_a_warehouse(postgres, spec_run):
     prefix, results, tid, s, _ = spec_run
-    starts = s["written"]["next_o_id_at_start"]
-    values = ",".join(f"({w},{d},{starts[(w - 1) * 10 + d - 1]})" for w in range(1, W + 1) for d in range(1, 11))
     by_w = dict(tuple(map(int, row.split("|"))) for row in postgres.query(
-        f"SELECT o_w_id, count(*) FROM (VALUES {values}) AS s(w, d, o) JOIN {prefix}orders "
-        "ON (o_w_id, o_d_id) = (s.w, s.d) AND o_id >= s.o GROUP BY 1").splitlines())
+        f"SELECT o_w_id, count(*) FROM {run_orders(prefix, s)} GROUP BY 1").splitlines())
     t = s["tpcc"]
     assert t["mode"] == "spec" and t["terminals"] == 10 * W 
     assert json.loads((results / tid / "params.json").read_text())["knobs"]["TPCC_MODE"] == "spec"

@@ -208,7 +208,7 @@ def prometheus_charts(run: dict, prom: Prom) -> tuple[list[dict], list[str]]:
         tpmc_chart, tpmc_missing = tpcc.chart(run, prom, k6_rng, step)
         charts += [tpmc_chart] if tpmc_chart else []
         missing += [tpmc_missing] if tpmc_missing else []
-    if not k6_rng:
+    else:
         missing.append("k6's ops/s and latency over time: k6 pushed fewer than 2 samples of "
                        f'k6_iterations_total{{testid="{run["testid"]}"}} to this Prometheus; needs the run made '
                        "with --prometheus")

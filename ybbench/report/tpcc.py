@@ -10,9 +10,12 @@ import html
 from ybbench.dashboards.k6_client import tpmc
 from ybbench.report import run_rates
 from ybbench.report.charts import line_chart
+from ybbench.run.summary_merge import MAX_TPMC_PER_WAREHOUSE
 
-# k6-scripts/lib/tpcc_terminals.js: the most New-Orders a minute a warehouse's 10 terminals make.
-MAX_TPMC_PER_WAREHOUSE = 12.86
+
+def promql(testid: str, rng: str) -> str:
+    """The chart's query (doctor checks its series: cli.report_exprs)."""
+    return tpmc(f'{{testid="{testid}"}}', rng)
 
 
 def chart(run: dict, prom, k6_rng: str, step: float) -> tuple[dict | None, str | None]:
@@ -22,11 +25,11 @@ def chart(run: dict, prom, k6_rng: str, step: float) -> tuple[dict | None, str |
     if not t:
         return None, None
     start, end = run["window"]["start"], run["window"]["end"]
-    promql = tpmc(f'{{testid="{run["testid"]}"}}', k6_rng)
-    got = prom.range(promql, start, end, step)
+    query = promql(run["testid"], k6_rng)
+    got = prom.range(query, start, end, step)
     pts = [(float(x), float(v)) for s in got for x, v in s["values"]]
     if not pts:
-        return None, f"tpmC over the run: no point for {promql}"
+        return None, f"tpmC over the run: no point for {query}"
     series = {"tpmC": {"t": [p[0] for p in pts], "v": [p[1] for p in pts]}}
     run_rates.mark_partial(series["tpmC"], start, float(k6_rng[:-1]))
     whole = {"tpmC": {"value": t["tpmc"], "t0": start, "t1": end}}
@@ -34,8 +37,8 @@ def chart(run: dict, prom, k6_rng: str, step: float) -> tuple[dict | None, str |
     if t["mode"] == "spec":
         ceiling = MAX_TPMC_PER_WAREHOUSE * t["warehouses"]
         series[f"12.86 x {t['warehouses']} warehouses"] = {"t": [start, end], "v": [ceiling, ceiling]}
-    c = {"id": "tpcc_tpmc", "title": title, "query": promql, "step": step, "data": series, "whole_run": whole,
-         "source": f"Prometheus {prom.url}, query_range step {step:g}s: {promql}"}
+    c = {"id": "tpcc_tpmc", "title": title, "query": query, "step": step, "data": series, "whole_run": whole,
+         "source": f"Prometheus {prom.url}, query_range step {step:g}s: {query}"}
     c["png"] = line_chart(title, "New-Orders / min", series, start, end, whole, "whole run (k6 summary)")
     return c, None
 
