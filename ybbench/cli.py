@@ -510,7 +510,7 @@ def parser() -> argparse.ArgumentParser:
 
     x = sub.add_parser("reproduce", help="a seed's experiment scaled to this machine: published against observed")
     x.add_argument("seed", help="000, 001, 004 (run their phases), 002, 003 (analyse their published results), "
-                   "or an experiment file")
+                   "tpcc-yugabytedb (YugabyteDB's TPC-C table), or an experiment file")
     x.add_argument("--duration", help="each phase's DURATION (30s)")
     x.add_argument("--cores-per-node", type=int, help="server cores per node (default: this machine's cores "
                    "over the nodes, when YSQL_NODES are all on it)")

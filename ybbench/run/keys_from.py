@@ -27,6 +27,12 @@ def knobs_from_run(workload: str, testid: str, results: Path) -> dict[str, str]:
         run = run_folder.load(results, testid)
     except UserError as e:
         raise UserError(f"--keys-from {testid}: {e}") from None
+    return knobs_from_loaded(workload, run)
+
+
+def knobs_from_loaded(workload: str, run: run_folder.Run) -> dict[str, str]:
+    """knobs_from_run for a run already read (reproduce's load phase)."""
+    load, testid = READS_KEYS_OF[workload], run.testid
     if run.params["workload"] != load:
         raise UserError(f"--keys-from {testid}: a {run.params['workload']} run; {workload} reads the keys of a "
                         f"{load} run")

@@ -1,12 +1,13 @@
 """Published against observed: one row per figure of an experiment file.
 
 Each published figure is put at cluster, per node and, for throughput, per
-server core (the seed's vCPUs; here the cores of a node); the observed
-value likewise, from the phase's own summary.json or, for host figures
-(CPU, disk reads), from node_exporter in Prometheus over the phase's
-window. The ratio is observed / published of the normalised value:
-per server core for ops/s, per node (or per disk) for other counts, and
-the value itself for a latency, a CPU % or an IO size. A figure that
+server core (the seed's vCPUs; here the cores of a node) or, for tpmC, per
+warehouse; the observed value likewise, from the phase's own summary.json
+or, for host figures (CPU, disk reads), from node_exporter in Prometheus
+over the phase's window. The ratio is observed / published of the
+normalised value: per server core for ops/s, per warehouse for tpmC, per
+node (or per disk) for other counts, and the value itself for a latency, a
+CPU %, an efficiency or an IO size. A figure that
 cannot be observed here keeps its row and says why. `ybbench reproduce`
 builds the rows; `ybbench report` shows them (html()).
 """
@@ -74,8 +75,9 @@ def scaled_vus(exp: Experiment, phase: Phase, local: Local) -> tuple[int, str]:
     per server vCPU, times the cores of the nodes here."""
     if phase.concurrency is None:
         vus = phase.knobs["VUS"]
-        return int(vus), f"VUS {vus} from the experiment file (the seed gives no concurrency)"
-    nodes, vcpus = exp.setup["nodes"].value, exp.setup["vcpus_per_node"].value
+        return int(vus), f"VUS {vus} from the experiment file (the source gives no concurrency to scale)"
+    setup = exp.setup_of(phase)
+    nodes, vcpus = setup["nodes"].value, setup["vcpus_per_node"].value
     threads = int(phase.concurrency.value)
     per_vcpu = threads / (nodes * vcpus)
     if local.cores_per_node is None:
@@ -95,8 +97,10 @@ def _n(x: float | None) -> str:
     return f"{x:.6g}"
 
 
-def _levels(fig: Figure, value: float, scope: str, nodes: int, cores: float | None) -> dict:
-    """A value at `scope` put at cluster, per node, per core (or per disk)."""
+def _levels(fig: Figure, value: float, scope: str, nodes: int, cores: float | None,
+            warehouses: int | None = None) -> dict:
+    """A value at `scope` put at cluster, per node, per core (or per disk,
+    or per warehouse)."""
     if not MEASURES[fig.measure].extensive:
         return {"value": value}
     if scope == "disk":
@@ -105,6 +109,8 @@ def _levels(fig: Figure, value: float, scope: str, nodes: int, cores: float | No
     out = {"value": value, "cluster": node * nodes, "per_node": node}
     if fig.measure == "ops_per_s" and cores:
         out["per_core"] = node / cores
+    if fig.measure == "tpmc" and warehouses:
+        out["per_warehouse"] = node * nodes / warehouses
     return out
 
 
@@ -113,7 +119,7 @@ def normaliser(fig: Figure) -> str:
         return "the value itself"
     if fig.scope == "disk":
         return "per disk"
-    return "per server core" if fig.measure == "ops_per_s" else "per node"
+    return {"ops_per_s": "per server core", "tpmc": "per warehouse"}.get(fig.measure, "per node")
 
 
 def _norm_key(fig: Figure, obs: dict, pub: dict) -> str:
@@ -121,7 +127,10 @@ def _norm_key(fig: Figure, obs: dict, pub: dict) -> str:
         return "value"
     if fig.scope == "disk":
         return "per_disk"
-    return "per_core" if "per_core" in obs and "per_core" in pub else "per_node"
+    for key in ("per_core", "per_warehouse"):
+        if key in obs and key in pub:
+            return key
+    return "per_node"
 
 
 def observe(fig: Figure, testid: str, summary: dict, window: tuple[float, float],
@@ -135,6 +144,8 @@ def observe(fig: Figure, testid: str, summary: dict, window: tuple[float, float]
         src = f"results/.../{testid}/summary.json"
         if fig.measure == "rows":
             return float(summary["rows_written"]), "cluster", src + " rows_written", ""
+        if fig.measure in ("tpmc", "efficiency_percent"):
+            return _tpcc(fig, summary.get("tpcc"), src)
         ops = summary.get("ops", {})
         if fig.op and fig.op not in ops:
             return None, "", src, f"the run has no op {fig.op!r} (ops: {', '.join(sorted(ops)) or 'none'})"
@@ -168,6 +179,17 @@ def observe(fig: Figure, testid: str, summary: dict, window: tuple[float, float]
     return v, fig.scope, f"Prometheus {prometheus}, at the phase's end over {w}: {promql}", ""
 
 
+def _tpcc(fig: Figure, tpcc: dict | None, src: str) -> tuple[float | None, str, str, str]:
+    if not tpcc:
+        return None, "", src, "the run is not a tpcc run (its summary has no tpcc section)"
+    if fig.measure == "tpmc":
+        return float(tpcc["tpmc"]), "cluster", f"{src} tpcc.tpmc", ""
+    if tpcc.get("efficiency") is None:
+        return None, "", src, (f"efficiency is a spec-mode figure; the run was in {tpcc.get('mode')} mode "
+                               "(--set TPCC_MODE=spec)")
+    return 100 * float(tpcc["efficiency"]), "cluster", f"{src} tpcc.efficiency x 100", ""
+
+
 def wait_for_node_scrape(prometheus: str, end: float, timeout: float = 20.0) -> None:
     """Until Prometheus holds a node_exporter scrape from the phase's end or
     later, at most `timeout` s: a rate at the end needs every scrape up to
@@ -182,11 +204,13 @@ def wait_for_node_scrape(prometheus: str, end: float, timeout: float = 20.0) -> 
 
 
 def compare(exp: Experiment, phase: Phase, fig: Figure, observed: tuple[float | None, str, str, str],
-            local: Local) -> dict:
-    """One row: published and observed at every level, the normaliser, the ratio."""
-    pub = _levels(fig, fig.value, fig.scope, exp.setup["nodes"].value, exp.setup["vcpus_per_node"].value)
+            local: Local, warehouses: int | None = None) -> dict:
+    """One row: published and observed at every level, the normaliser, the
+    ratio. `warehouses`: the run's (a tpcc run's summary)."""
+    setup = {k: e.value for k, e in exp.setup_of(phase).items()}
+    pub = _levels(fig, fig.value, fig.scope, setup["nodes"], setup["vcpus_per_node"], setup.get("warehouses"))
     value, scope, source, why = observed
-    obs = _levels(fig, value, scope, local.nodes, local.cores_per_node) if value is not None else None
+    obs = _levels(fig, value, scope, local.nodes, local.cores_per_node, warehouses) if value is not None else None
     row = {"phase": phase.name, "figure": fig.name, "measure": fig.measure, "op": fig.op, "unit": fig.unit,
            "scope": fig.scope, "qualifier": fig.qualifier, "where": fig.where, "quote": fig.quote, "note": fig.note,
            "published": pub, "observed": obs, "source": source, "not_observed": why or None,
@@ -194,7 +218,7 @@ def compare(exp: Experiment, phase: Phase, fig: Figure, observed: tuple[float | 
     if obs is not None:
         key = _norm_key(fig, obs, pub)
         row["normaliser"] = {"per_core": "per server core", "per_node": "per node", "per_disk": "per disk",
-                             "value": "the value itself"}[key]
+                             "per_warehouse": "per warehouse", "value": "the value itself"}[key]
         row["ratio"] = obs[key] / pub[key] if pub[key] else None
     return row
 
@@ -202,7 +226,7 @@ def compare(exp: Experiment, phase: Phase, fig: Figure, observed: tuple[float | 
 def _levels_text(levels: dict, unit: str, per_core_word: str) -> str:
     parts = []
     for key, word in (("cluster", "cluster"), ("per_node", "per node"), ("per_core", per_core_word),
-                      ("per_disk", "per disk")):
+                      ("per_warehouse", "per warehouse"), ("per_disk", "per disk")):
         if key in levels:
             parts.append(f"{_n(levels[key])} {unit} {word}")
     return ", ".join(parts) or f"{_n(levels['value'])} {unit}"
@@ -213,8 +237,9 @@ def row_lines(row: dict, exp_setup: dict, local: dict) -> list[str]:
     op = f", op {row['op']}" if row["op"] else ""
     lines = [f"  {row['figure']} ({row['measure']}{op}), {row['where']}: \"{row['quote']}\""]
     q = f"{row['qualifier']} " if row["qualifier"] else ""
+    wh = f", {exp_setup['warehouses']} warehouses" if "warehouses" in exp_setup else ""
     lines.append(f"    published: {q}{_levels_text(row['published'], row['unit'], 'per vCPU')}"
-                 f" ({exp_setup['nodes']} nodes x {exp_setup['vcpus_per_node']} vCPU)")
+                 f" ({exp_setup['nodes']} nodes x {exp_setup['vcpus_per_node']} vCPU{wh})")
     if row["observed"] is None:
         lines.append(f"    observed:  not observed: {row['not_observed']}")
     else:
@@ -233,9 +258,9 @@ def table_lines(doc: dict) -> list[str]:
     for ph in doc["phases"]:
         out.append(f"phase {ph['name']} ({ph['workload']}, {ph['vus']} VUs, {ph['duration']}): run {ph['testid']}")
         if not ph["rows"]:
-            out.append("  (the seed publishes no figure for this phase)")
+            out.append("  (the source publishes no figure for this phase)")
         for row in ph["rows"]:
-            out += row_lines(row, doc["published_setup"], doc["local"])
+            out += row_lines(row, ph.get("published_setup") or doc["published_setup"], doc["local"])
     return out
 
 
@@ -252,6 +277,11 @@ def differences(exp: Experiment, local: Local, phases: list[dict], duration: str
                + (", on the same machine as the database" if local.on_this_machine else ""))
     for ph in phases:
         out.append(f"phase {ph['name']}: {ph['vus_rule']}")
+        own = ph.get("published_setup") or {}
+        if own and ph["rows"] and (own != s or ph.get("warehouses")):
+            wh = f", {own['warehouses']} warehouses" if "warehouses" in own else ""
+            out.append(f"phase {ph['name']}'s figures: published on {own['nodes']} x {own['vcpus_per_node']} vCPU{wh}"
+                       + (f"; this run has {ph['warehouses']} warehouses" if ph.get("warehouses") else ""))
     published_d = sorted({f"{e.duration.value}" for e in exp.phases if e.duration})
     out.append(f"duration: published {', '.join(published_d) or 'not given'}; here {duration} per phase")
     rows = sum(ph.get("rows_written") or 0 for ph in phases if ph.get("loads"))
@@ -281,7 +311,8 @@ def differences(exp: Experiment, local: Local, phases: list[dict], duration: str
 def html(doc: dict) -> str:
     """The comparison as an HTML section, for `ybbench report`."""
     e = html_mod.escape
-    out = [f"<section id=\"expected\"><h2>Expected against observed: seed {e(doc['seed'])} "
+    what = f"seed {doc['seed']}" if doc.get("seed") else doc["source"]["title"]
+    out = [f"<section id=\"expected\"><h2>Expected against observed: {e(what)} "
            f"({e(doc['experiment'])})</h2><p>From {e(doc['file'])}; reproduce {e(doc['reproduce_id'])}. "
            "Ratio = observed / published of the normalised value.</p>",
            "<table><tr><th>phase</th><th>figure</th><th>published</th><th>observed</th><th>normaliser</th>"

@@ -1,8 +1,11 @@
-"""Reading an experiment file (experiments/seed-NNN-*.yaml): a seed's
-published setup, its phases in order (workload, knobs, concurrency) and the
-figures it publishes, each with its value, unit, scope and place in the
-seed. Everything is checked before any run; a problem is a UserError that
-names the file, the place in it and what is wrong."""
+"""Reading an experiment file (experiments/seed-NNN-*.yaml, or a named one
+such as experiments/tpcc-yugabytedb.yaml): a published setup, its phases in
+order (workload, knobs, concurrency) and the figures it publishes, each with
+its value, unit, scope and place in the source. The source is a seed (its
+text in the project's shared folder) or a public page, whose quoted words
+are kept beside the file (source.file, with source.url). Everything is
+checked before any run; a problem is a UserError that names the file, the
+place in it and what is wrong."""
 
 from __future__ import annotations
 
@@ -14,15 +17,18 @@ from ybbench.core import catalog, inputs
 from ybbench.core.errors import UserError
 
 TOP_KEYS = {"seed", "name", "source", "setup", "phases", "differences", "notes"}
-SOURCE_KEYS = {"file", "title"}
+SOURCE_KEYS = {"file", "title", "url"}
 ENTRY_KEYS = {"value", "quote", "note"}
 # The published setup; nodes and vCPUs per node scale the concurrency.
 SETUP_KEYS = {"database", "nodes", "vcpus_per_node", "instance_type", "cloud", "replication_factor", "disks",
-              "ram_per_node_gb", "clients", "data", "data_per_node_gb", "block_cache_gb"}
-PHASE_KEYS = {"name", "workload", "knobs", "concurrency", "duration", "reads", "command", "figures", "notes"}
+              "ram_per_node_gb", "clients", "data", "data_per_node_gb", "block_cache_gb", "warehouses"}
+# A phase's `setup` overrides the file's for that phase's figures: one file
+# can hold a published table's rows, each measured on its own cluster.
+PHASE_KEYS = {"name", "workload", "knobs", "concurrency", "duration", "reads", "command", "setup", "figures",
+              "notes"}
 FIGURE_KEYS = {"name", "measure", "op", "value", "unit", "scope", "qualifier", "where", "quote", "note"}
 SCOPES = {"cluster", "node", "disk"}
-OPS = {"insert", "select", "update", "scan"}
+OPS = {"insert", "select", "update", "scan", "new_order", "payment", "order_status", "delivery", "stock_level"}
 PHASE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,19}$")
 # Set by `ybbench reproduce` itself, never by a phase's knobs.
 OWNED_KNOBS = {"DURATION", "KEY_PREFIX", "MAX_WRITTEN_KEY"}
@@ -44,6 +50,10 @@ MEASURES = {
     "ops_per_s": Measure("ops/s", True, "summary"),
     "latency_avg_ms": Measure("ms", False, "summary"),
     "rows": Measure("rows", True, "summary"),
+    # TPC-C: New-Orders a minute (compared per warehouse: the spec caps it
+    # at 12.86 a warehouse) and tpmC / (12.86 x warehouses) in spec mode.
+    "tpmc": Measure("tpmC", True, "summary"),
+    "efficiency_percent": Measure("%", False, "summary"),
     "cpu_percent": Measure("%", False, "prometheus", frozenset({"node"})),
     "disk_reads_per_s": Measure("reads/s", True, "prometheus", frozenset({"node", "disk"})),
     "disk_read_mb_per_s": Measure("MB/s", True, "prometheus", frozenset({"disk"})),
@@ -87,12 +97,13 @@ class Phase:
     command: Entry | None
     figures: list[Figure]
     notes: str = ""
+    setup: dict[str, Entry] = field(default_factory=dict)  # overrides the file's setup for this phase
 
 
 @dataclass
 class Experiment:
     path: Path
-    seed: str
+    seed: str  # "" for a source that is not a seed
     name: str
     source_file: str
     title: str
@@ -100,11 +111,25 @@ class Experiment:
     phases: list[Phase]
     differences: list[str] = field(default_factory=list)
     notes: str = ""
+    url: str = ""
+
+    def setup_of(self, phase: Phase) -> dict[str, Entry]:
+        """The published setup behind a phase's figures."""
+        return {**self.setup, **phase.setup}
+
+    def source_text(self) -> Path:
+        """Where the quoted words are: a seed's text (in the shared folder)
+        or the excerpt kept beside the experiment file."""
+        return Path(self.source_file) if self.seed else self.path.parent / self.source_file
+
+    def label(self) -> str:
+        return f"seed {self.seed}" if self.seed else self.name
 
     def quotes(self) -> list[tuple[str, str]]:
         """(place in the file, quote) for every quote the file holds."""
         out = [(f"setup.{k}", e.quote) for k, e in self.setup.items() if e.quote]
         for i, p in enumerate(self.phases):
+            out += [(f"phases[{i}].setup.{k}", e.quote) for k, e in p.setup.items() if e.quote]
             for k in ("concurrency", "duration", "command"):
                 e = getattr(p, k)
                 if e and e.quote:
@@ -208,35 +233,56 @@ def _phase(where: str, raw: object, earlier: list[Phase]) -> Phase:
     figs = m["figures"]
     if not isinstance(figs, list):
         raise UserError(f"{where}.figures: expected a list (empty when the seed publishes none for the phase)")
+    figures = [_figure(f"{where}.figures[{i}]", f) for i, f in enumerate(figs)]
+    setup = _setup(f"{where}.setup", m["setup"], set()) if m.get("setup") is not None else {}
     return Phase(name, workload, knobs, conc,
                  _entry(f"{where}.duration", m["duration"]) if m.get("duration") is not None else None,
                  reads, _entry(f"{where}.command", m["command"]) if m.get("command") is not None else None,
-                 [_figure(f"{where}.figures[{i}]", f) for i, f in enumerate(figs)],
-                 inputs.text(f"{where}.notes", m.get("notes")))
+                 figures, inputs.text(f"{where}.notes", m.get("notes")), setup)
+
+
+def _setup(where: str, raw: object, required: set[str]) -> dict[str, Entry]:
+    """A published setup (the file's, or a phase's overrides)."""
+    m = inputs.mapping(where, raw, SETUP_KEYS, required)
+    out = {k: _entry(f"{where}.{k}", v) for k, v in m.items()}
+    for k in ("nodes", "vcpus_per_node", "warehouses"):
+        if k in out:
+            out[k].value = _positive_int(f"{where}.{k}", out[k])
+    return out
 
 
 def load(path: Path) -> Experiment:
     raw = inputs.load_yaml(path)
-    top = inputs.mapping(str(path), raw, TOP_KEYS, {"seed", "name", "source", "setup", "phases"})
+    top = inputs.mapping(str(path), raw, TOP_KEYS, {"name", "source", "setup", "phases"})
     where = lambda k: f"{path}: {k}"  # noqa: E731 - every message starts with the file
-    seed = top["seed"]
-    if not isinstance(seed, str) or not re.fullmatch(r"[0-9]{3}", seed):
+    seed = top.get("seed", "")
+    if seed != "" and (not isinstance(seed, str) or not re.fullmatch(r"[0-9]{3}", seed)):
         raise UserError(f"{where('seed')}: {seed!r}: expected three digits in quotes, e.g. \"000\"")
-    src = inputs.mapping(where("source"), top["source"], SOURCE_KEYS, SOURCE_KEYS)
-    setup_raw = inputs.mapping(where("setup"), top["setup"], SETUP_KEYS, {"nodes", "vcpus_per_node"})
-    setup = {k: _entry(where(f"setup.{k}"), v) for k, v in setup_raw.items()}
-    for k in ("nodes", "vcpus_per_node"):
-        setup[k].value = _positive_int(where(f"setup.{k}"), setup[k])
+    # A seed's text is in the shared folder; another source is a page (url)
+    # whose quoted words are kept in a file beside this one.
+    src = inputs.mapping(where("source"), top["source"], SOURCE_KEYS, {"file", "title"} | ({"url"} if not seed else set()))
+    if seed and "url" in src:
+        raise UserError(f"{where('source.url')}: a seed's source is its text in the shared folder (source.file)")
+    setup = _setup(where("setup"), top["setup"], {"nodes", "vcpus_per_node"})
     phases_raw = top["phases"]
     if not isinstance(phases_raw, list) or not phases_raw:
         raise UserError(f"{where('phases')}: expected a non-empty list")
     phases: list[Phase] = []
     for i, p in enumerate(phases_raw):
         phases.append(_phase(where(f"phases[{i}]"), p, phases))
+        per_warehouse = [f.name for f in phases[-1].figures if f.measure == "tpmc"]
+        if per_warehouse and "warehouses" not in {**setup, **phases[-1].setup}:
+            raise UserError(f"{where(f'phases[{i}]')}: figure {per_warehouse[0]!r} is tpmC, compared per warehouse: "
+                            "give the published warehouses (setup.warehouses, or the phase's setup.warehouses)")
     diffs = top.get("differences") or []
     if not isinstance(diffs, list) or not all(isinstance(d, str) and d.strip() for d in diffs):
         raise UserError(f"{where('differences')}: expected a list of sentences")
-    return Experiment(path, seed, inputs.text(where("name"), top["name"], required=True),
-                      inputs.text(where("source.file"), src["file"], required=True),
-                      inputs.text(where("source.title"), src["title"], required=True),
-                      setup, phases, list(diffs), inputs.text(where("notes"), top.get("notes")))
+    exp = Experiment(path, seed, inputs.text(where("name"), top["name"], required=True),
+                     inputs.text(where("source.file"), src["file"], required=True),
+                     inputs.text(where("source.title"), src["title"], required=True),
+                     setup, phases, list(diffs), inputs.text(where("notes"), top.get("notes")),
+                     inputs.text(where("source.url"), src.get("url")))
+    if not seed and not exp.source_text().is_file():
+        raise UserError(f"{where('source.file')}: {exp.source_text()} is not a file: keep the quoted page's words "
+                        "beside the experiment file")
+    return exp

@@ -7,7 +7,10 @@ reproduce.json (published against observed, the differences), rewritten
 atomically after every phase. The phases are a campaign
 (experiments/campaign.py), as `ybbench sweep`'s steps are: the folder
 appears with its first finished phase, every phase folder is whole, and
---resume skips the phases already run. Seeds 002 and 003 ship published results,
+--resume skips the phases already run. Besides the seeds, a named file
+(experiments/tpcc-yugabytedb.yaml: `ybbench reproduce tpcc-yugabytedb`)
+reproduces a published table that is not a seed's. Seeds 002 and 003 ship
+published results,
 not phases: `reproduce` prints their analysis (`ybbench doe`, `ybbench
 scale --results`).
 """
@@ -26,12 +29,16 @@ from ybbench.experiments import campaign
 from ybbench.experiments.reproduce import expected
 from ybbench.experiments.reproduce.file import Experiment, Phase, load
 from ybbench.experiments.scale.file import ADDRESS
+from ybbench.run import keys_from
 
 EXPERIMENTS = catalog.REPO / "experiments"
 # Seeds whose file holds published results to analyse, not phases to run.
 ANALYSED = {"002": "ybbench doe", "003": "ybbench scale --results"}
 DEFAULT_DURATION = "30s"
 LOADS = {"sql-inserts", "kv-load"}  # phases that write the keys later phases read
+# Loads of a fixed set of rows: they end when the rows are in (their
+# DURATION is only an upper bound), so --duration does not cut them short.
+UNTIL_LOADED = {"tpcc-load"}
 # --set knobs that `reproduce` sets itself, and the option that sets them.
 OWNED = {"DURATION": "--duration", "KEY_PREFIX": "the phase named in `reads`",
          "MAX_WRITTEN_KEY": "the phase named in `reads`"}
@@ -46,19 +53,28 @@ def known_seeds() -> dict[str, Path]:
     return dict(sorted(out.items()))
 
 
+def named() -> dict[str, Path]:
+    """Experiment files that are not a seed's, by name (tpcc-yugabytedb)."""
+    return {f.stem: f for f in sorted(EXPERIMENTS.glob("*.yaml")) if not f.name.startswith("seed-")}
+
+
 def resolve(seed: str) -> tuple[str, Path]:
-    """(seed number or "", experiment file) for 000, 0, seed-000 or a path."""
-    seeds = known_seeds()
-    listing = ", ".join(f"{k} ({p.name})" for k, p in seeds.items())
+    """(seed number or "", experiment file) for 000, 0, seed-000, a named
+    experiment or a path."""
+    seeds, others = known_seeds(), named()
+    listing = ", ".join([f"{k} ({p.name})" for k, p in seeds.items()] + list(others))
     m = re.fullmatch(r"(?:seed-)?([0-9]{1,3})", seed.strip())
     if m:
         key = m.group(1).zfill(3)
         if key not in seeds:
             raise UserError(f"unknown seed {seed!r}; known: {listing}; or give the path of an experiment file")
         return key, seeds[key]
+    if seed.strip() in others:
+        return "", others[seed.strip()]
     path = Path(seed)
     if not path.is_file():
-        raise UserError(f"unknown seed {seed!r}: neither a seed number nor an experiment file; known: {listing}")
+        raise UserError(f"unknown seed {seed!r}: neither a seed number, a named experiment nor an experiment file; "
+                        f"known: {listing}")
     same = [k for k, p in seeds.items() if p.resolve() == path.resolve()]
     return (same[0] if same else ""), path
 
@@ -94,26 +110,30 @@ class Plan(campaign.Campaign):
         out = []
         for i, pp in enumerate(self.phases, start=1):
             head = f"phase {i}/{len(self.phases)} {pp.phase.name}"
+            how_long = "until loaded" if pp.phase.workload in UNTIL_LOADED else self.duration
             out.append(campaign.Child(pp.testid, pp.phase.workload, head,
-                                      f"{head} ({pp.phase.workload}, {pp.vus} VUs, {self.duration})", pp))
+                                      f"{head} ({pp.phase.workload}, {pp.vus} VUs, {how_long})", pp))
         return out
 
     def knobs(self, child: campaign.Child) -> dict[str, str]:
         pp: PhasePlan = child.item
         ph, knobs = pp.phase, dict(pp.knobs)
         if ph.reads:
-            # Read what the load phase wrote: its prefix, its row count, its table and key width.
+            # Read what the load phase wrote, as `run --keys-from` does: its
+            # prefix and row count (or warehouses), its table and sizes; a
+            # knob the phase or --set gives wins.
             read = next(x.testid for x in self.phases if x.phase.name == ph.reads)
             if read not in self.runs:
                 raise UserError(f"phase {ph.name} reads phase {ph.reads}, which has not run")
-            load = self.runs[read]
-            if not load.summary["rows_written"]:
-                raise UserError(f"phase {ph.reads} wrote no rows: phase {ph.name} has nothing to read")
-            knobs.update(KEY_PREFIX=load.knobs.get("KEY_PREFIX", read),
-                         MAX_WRITTEN_KEY=str(load.summary["rows_written"]))
-            for k in ("TABLE", "KEY_BYTES"):
-                if k in load.knobs:
-                    knobs.setdefault(k, load.knobs[k])
+            try:
+                found = keys_from.knobs_from_loaded(ph.workload, self.runs[read])
+            except UserError as e:
+                raise UserError(f"phase {ph.name} reads phase {ph.reads}: {e}") from None
+            knobs = {**found, **knobs}
+        elif ph.workload == "tpcc-load" and "TABLE_PREFIX" not in knobs:
+            # Its tables must be new: an earlier reproduce's (or an
+            # interrupted attempt's) stay under their own prefix.
+            knobs["TABLE_PREFIX"] = catalog.fresh_prefix("tpcc_") + "_"
         return knobs
 
     def ran_with(self, child: campaign.Child) -> dict[str, str]:
@@ -123,13 +143,16 @@ class Plan(campaign.Campaign):
         """The phase's line of reproduce.json: published against observed."""
         pp: PhasePlan = child.item
         ph, summary, window = pp.phase, run.summary, run.window
+        warehouses = (summary.get("tpcc") or summary.get("written") or {}).get("warehouses")
         rows = [expected.compare(self.exp, ph, f, expected.observe(f, pp.testid, summary, window, self.prometheus),
-                                 self.local) for f in ph.figures]
+                                 self.local, warehouses) for f in ph.figures]
         return {
             "name": ph.name, "workload": ph.workload, "testid": pp.testid, "vus": pp.vus, "vus_rule": pp.vus_rule,
-            "duration": self.duration, "knobs": run.knobs, "window": window,
+            "published_setup": {k: v.value for k, v in self.exp.setup_of(ph).items()}, "warehouses": warehouses,
+            "duration": "until loaded" if ph.workload in UNTIL_LOADED else self.duration,
+            "knobs": run.knobs, "window": window,
             "rows_written": summary["rows_written"], "loads": ph.workload in LOADS,
-            "row_bytes": _row_bytes(ph.workload, self.knobs(child)), "k6_exit_code": run.params.get("k6_exit_code"),
+            "row_bytes": _row_bytes(ph.workload, run.knobs), "k6_exit_code": run.params.get("k6_exit_code"),
             "ops_per_s": {op: o["per_second"] for op, o in summary["ops"].items()}, "rows": rows}
 
     def add(self, doc: dict, child: campaign.Child, rec: dict) -> bool:
@@ -176,8 +199,9 @@ def plan(seed: str, *, duration: str | None, settings: list[str], rid: str | Non
             vus, rule = int(knobs["VUS"]), f"VUS {knobs['VUS']} from --set (not scaled)"
         else:
             vus, rule = expected.scaled_vus(exp, ph, local)
+        until = {} if ph.workload in UNTIL_LOADED else {"DURATION": duration}
         phases.append(PhasePlan(ph, f"{rid}-{ph.name}", vus, f"{ph.workload}, {rule}",
-                                {**ph.knobs, **knobs, "VUS": str(vus), "DURATION": duration}))
+                                {**ph.knobs, **knobs, "VUS": str(vus), **until}))
     p = Plan(id=rid, results=results, resume=bool(resume), prometheus=prometheus, exp=exp, duration=duration,
              settings=knobs, local=local, phases=phases)
     p.prepare()
@@ -227,7 +251,7 @@ def command(a) -> int:
     p = plan(a.seed, duration=a.duration, settings=a.set, rid=a.id, resume=a.resume, results=Path(a.results),
              prometheus=a.prometheus, cores_per_node=a.cores_per_node)
     e = p.exp
-    print(f"reproduce {p.id}: seed {e.seed} ({e.title}), {len(p.phases)} phase(s), {p.duration} each"
+    print(f"reproduce {p.id}: {e.label()} ({e.title}), {len(p.phases)} phase(s), {p.duration} each"
           f"{' (resumed)' if p.resume else ''}", flush=True)
     print(f"scaled to this machine: {p.local.describe()}", flush=True)
     for pp in p.phases:
