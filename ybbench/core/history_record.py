@@ -17,8 +17,10 @@ from ybbench.core.catalog import SECRET_NAMES
 from ybbench.core.errors import UserError
 
 # Knobs that name a run's own data (not how it ran): runs that differ only
-# in these belong to one series.
-OWN_DATA_KNOBS = frozenset({"KEY_PREFIX", "MAX_WRITTEN_KEY"})
+# in these belong to one series. A TPC-C load's tables and its NURand
+# constant (TABLE_PREFIX, C_LOAD) are new with each load: nightly tpcc runs
+# on fresh loads are one series.
+OWN_DATA_KNOBS = frozenset({"KEY_PREFIX", "MAX_WRITTEN_KEY", "TABLE_PREFIX", "C_LOAD"})
 
 
 def series_key(workload: str, knobs: dict[str, str]) -> str:

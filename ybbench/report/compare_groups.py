@@ -6,7 +6,7 @@ of run ids (a1,a2,a3), or the id of an `ybbench ab` (its ab.json names the
 base's and the other's runs: `compare AB_ID` alone compares them). One run a
 side has no run-to-run estimate of its own; History.spread() finds one in
 the history store: the earlier runs of the same series (workload and knobs
-but the run's own keys, core/history_record.py), the compared runs left
+but the run's own data, core/history_record.py), the compared runs left
 out, each series' log values from its own mean.
 """
 
