@@ -316,7 +316,7 @@ def html(doc: dict) -> str:
            f"({e(doc['experiment'])})</h2><p>From {e(doc['file'])}; reproduce {e(doc['reproduce_id'])}. "
            "Ratio = observed / published of the normalised value.</p>",
            "<table><tr><th>phase</th><th>figure</th><th>published</th><th>observed</th><th>normaliser</th>"
-           "<th>ratio</th><th>where in the seed</th></tr>"]
+           "<th>ratio</th><th>where in the source</th></tr>"]
     for ph in doc["phases"]:
         for r in ph["rows"]:
             pub = e(_levels_text(r["published"], r["unit"], "per vCPU"))
