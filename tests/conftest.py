@@ -25,19 +25,14 @@ os.environ["YBBENCH_CHECK_WRITES"] = "1"
 NEEDED = ("k6", "k6-official", "prometheus", "promtool", "node_exporter", "loki", "promtail", "docker-compose")
 
 
-@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: `make test` runs two workers (-n 2)
-def pytest_xdist_make_scheduler(config, log):
-    """A module's tests on one worker (its module fixtures start once), and
-    every compose test on the same one (one Docker daemon, one stack at a
-    time). --dist loadgroup would say it with marks, but pytest-xdist 3.8.0
-    renames the test ids pytest 9 no longer reads, so its groups are lost."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ModulesComposeTogether(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return "compose" if nodeid.startswith("tests/compose/") else nodeid.split("::", 1)[0]
-
-    return ModulesComposeTogether(config, log)
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(items):
+    """`make test` runs two pytest workers: a module's tests stay on one
+    worker (its module fixtures start once), and every compose test on the
+    same one (one Docker daemon, one stack at a time)."""
+    for item in items:
+        path = item.path.relative_to(REPO / "tests")
+        item.add_marker(pytest.mark.xdist_group("compose" if path.parts[0] == "compose" else str(path)))
 
 
 @pytest.fixture(scope="session")
