@@ -14,8 +14,7 @@ test: deps
 	@./tests/compose/images/base-rootfs.sh >/dev/null & base=$$!; \
 	  ./native/build.sh >/dev/null; built=$$?; wait $$base; made=$$?; \
 	  [ $$built -eq 0 ] && [ $$made -eq 0 ]
-	YBBENCH_NO_BUILD=1 python3 -m pytest -q --durations=30 -n 2 --dist loadgroup -m "not alone" tests
-	YBBENCH_NO_BUILD=1 python3 -m pytest -q --durations=10 -m alone tests
+	python3 -m pytest -q --durations=40 tests
 
 demo: deps build
 	python3 -m ybbench demo

@@ -25,16 +25,6 @@ os.environ["YBBENCH_CHECK_WRITES"] = "1"
 NEEDED = ("k6", "k6-official", "prometheus", "promtool", "node_exporter", "loki", "promtail", "docker-compose")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
-def pytest_collection_modifyitems(items):
-    """`make test` runs two pytest workers: a module's tests stay on one
-    worker (its module fixtures start once), and every compose test on the
-    same one (one Docker daemon, one stack at a time)."""
-    for item in items:
-        path = item.path.relative_to(REPO / "tests")
-        item.add_marker(pytest.mark.xdist_group("compose" if path.parts[0] == "compose" else str(path)))
-
-
 @pytest.fixture(scope="session")
 def binaries():
     """The Go binaries, built once into the cache by native/build.sh

@@ -22,9 +22,6 @@ import yaml
 from ..support import shared
 from ..support.stack import BIN, REPO, free_port
 
-# Timings or the whole machine's CPU: run after the parallel tests, alone (docs/testing.md).
-pytestmark = pytest.mark.alone
-
 WORKFLOW = REPO / "deploy" / "ci" / "ybbench-history.yml"
 STEPS = REPO / "deploy" / "ci" / "steps.sh"
 

@@ -26,9 +26,6 @@ from ..support.kernel import Sampler, busy_cpu_seconds
 from ..support.stack import free_port
 from ..support.ybbench_cli import ybbench, ybbench_run
 
-# Timings or the whole machine's CPU: run after the parallel tests, alone (docs/testing.md).
-pytestmark = pytest.mark.alone
-
 # compare's unit is the run (core/run_stats.py), so a run need not be long: 10 s make 8 or 9 whole seconds
 # of per-second.json and a mean per run.
 DURATION = "10s"

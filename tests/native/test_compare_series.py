@@ -26,9 +26,6 @@ from scipy import stats
 from ..support.stack import BIN, REPO, free_port
 from ..support.ybbench_cli import ybbench
 
-# Timings or the whole machine's CPU: run after the parallel tests, alone (docs/testing.md).
-pytestmark = pytest.mark.alone
-
 EXAMPLE = REPO / "experiments" / "seed-002-esle-local.yaml"
 
 

@@ -23,9 +23,6 @@ from ..support import shared
 from ..support.stack import BIN, pgpass
 from ..support.ybbench_cli import ybbench, ybbench_run
 
-# Timings or the whole machine's CPU: run after the parallel tests, alone (docs/testing.md).
-pytestmark = pytest.mark.alone
-
 
 @pytest.fixture(scope="session", autouse=True)
 def otava_installed():
