@@ -118,8 +118,8 @@ class Experiment:
         return {**self.setup, **phase.setup}
 
     def source_text(self) -> Path:
-        """Where the quoted words are: a seed's text (in the shared folder)
-        or the excerpt kept beside the experiment file."""
+        """Where the quoted words are: the excerpt kept beside the experiment
+        file; for a seed, its text's name in the shared folder's seeds/."""
         return Path(self.source_file) if self.seed else self.path.parent / self.source_file
 
     def label(self) -> str:
@@ -270,10 +270,6 @@ def load(path: Path) -> Experiment:
     phases: list[Phase] = []
     for i, p in enumerate(phases_raw):
         phases.append(_phase(where(f"phases[{i}]"), p, phases))
-        per_warehouse = [f.name for f in phases[-1].figures if f.measure == "tpmc"]
-        if per_warehouse and "warehouses" not in {**setup, **phases[-1].setup}:
-            raise UserError(f"{where(f'phases[{i}]')}: figure {per_warehouse[0]!r} is tpmC, compared per warehouse: "
-                            "give the published warehouses (setup.warehouses, or the phase's setup.warehouses)")
     diffs = top.get("differences") or []
     if not isinstance(diffs, list) or not all(isinstance(d, str) and d.strip() for d in diffs):
         raise UserError(f"{where('differences')}: expected a list of sentences")
@@ -282,6 +278,11 @@ def load(path: Path) -> Experiment:
                      inputs.text(where("source.title"), src["title"], required=True),
                      setup, phases, list(diffs), inputs.text(where("notes"), top.get("notes")),
                      inputs.text(where("source.url"), src.get("url")))
+    for i, p in enumerate(phases):
+        per_warehouse = [f.name for f in p.figures if f.measure == "tpmc"]
+        if per_warehouse and "warehouses" not in exp.setup_of(p):
+            raise UserError(f"{where(f'phases[{i}]')}: figure {per_warehouse[0]!r} is tpmC, compared per warehouse: "
+                            "give the published warehouses (setup.warehouses, or the phase's setup.warehouses)")
     if not seed and not exp.source_text().is_file():
         raise UserError(f"{where('source.file')}: {exp.source_text()} is not a file: keep the quoted page's words "
                         "beside the experiment file")

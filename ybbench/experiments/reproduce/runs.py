@@ -87,6 +87,10 @@ class PhasePlan:
     vus_rule: str
     knobs: dict[str, str]  # every knob but those read from an earlier phase
 
+    def how_long(self) -> str:
+        """--duration, or "until loaded" for a load plan() gave no DURATION."""
+        return self.knobs.get("DURATION", "until loaded")
+
 
 @dataclass(kw_only=True)
 class Plan(campaign.Campaign):
@@ -110,9 +114,8 @@ class Plan(campaign.Campaign):
         out = []
         for i, pp in enumerate(self.phases, start=1):
             head = f"phase {i}/{len(self.phases)} {pp.phase.name}"
-            how_long = "until loaded" if pp.phase.workload in UNTIL_LOADED else self.duration
             out.append(campaign.Child(pp.testid, pp.phase.workload, head,
-                                      f"{head} ({pp.phase.workload}, {pp.vus} VUs, {how_long})", pp))
+                                      f"{head} ({pp.phase.workload}, {pp.vus} VUs, {pp.how_long()})", pp))
         return out
 
     def knobs(self, child: campaign.Child) -> dict[str, str]:
@@ -149,7 +152,7 @@ class Plan(campaign.Campaign):
         return {
             "name": ph.name, "workload": ph.workload, "testid": pp.testid, "vus": pp.vus, "vus_rule": pp.vus_rule,
             "published_setup": {k: v.value for k, v in self.exp.setup_of(ph).items()}, "warehouses": warehouses,
-            "duration": "until loaded" if ph.workload in UNTIL_LOADED else self.duration,
+            "duration": pp.how_long(),
             "knobs": run.knobs, "window": window,
             "rows_written": summary["rows_written"], "loads": ph.workload in LOADS,
             "row_bytes": _row_bytes(ph.workload, run.knobs), "k6_exit_code": run.params.get("k6_exit_code"),
