@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import uuid
 
 import pytest
 
 from .compose.images.yugabytedb.yb_standin import ADVANCE_PER_S, statements_from
 from .support.exporters import start_postgres_exporter
-from .support.stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, Prometheus, free_port, wait_until
+from .support.stack import (BIN, CAPTURES, REPO, CaptureServer, Loki, Postgres, Process, Prometheus, built,
+                            free_port, wait_until)
 
 # Every k6 the tests start, directly or through ybbench, sends no usage
 # report (k6 posts one to Grafana after each run otherwise) and never asks
@@ -22,17 +22,51 @@ os.environ["K6_AUTO_EXTENSION_RESOLUTION"] = "false"
 # (ybbench/core/formats.py): a command that writes one that does not match fails.
 os.environ["YBBENCH_CHECK_WRITES"] = "1"
 
-NEEDED = ("k6", "k6-official", "prometheus", "promtool", "node_exporter", "loki", "promtail", "docker-compose")
+# The binaries of native/build.sh's core, which nearly every test needs (its
+# late ones are built on demand by the tests that use them).
+NEEDED = ("k6", "k6-official", "k6-v1.1", "k6-v2", "prometheus", "promtool", "node_exporter")
+
+
+def pytest_collection_modifyitems(items):
+    """The order `make test` counts on: the unit tests, the native ones,
+    the tests marked late, then the compose tests. While the first two run,
+    make builds Loki, Promtail and Compose in the background, on idle CPU
+    only; the late ones and the compose tests need them, or a machine on
+    which no build runs."""
+    def rank(item):
+        part = item.path.relative_to(REPO / "tests").parts[0]
+        if part == "compose":
+            return 3
+        return 2 if item.get_closest_marker("late") else {"unit": 0}.get(part, 1)
+    items.sort(key=rank)  # stable: each module's tests stay together, in their order
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A late test starts once no build of ours runs beside it (before its
+    fixtures start anything)."""
+    if item.get_closest_marker("late"):
+        built("late")
 
 
 @pytest.fixture(scope="session")
 def binaries():
-    """The Go binaries, built once into the cache by native/build.sh
+    """The core Go binaries, built once into the cache by native/build.sh
     (YBBENCH_NO_BUILD=1: use the cached ones as they are, e.g. while
     another build of the same cache is under way)."""
-    if os.environ.get("YBBENCH_NO_BUILD") != "1":
-        subprocess.run([str(REPO / "native" / "build.sh")], check=True, stdout=subprocess.DEVNULL)
+    built("core")
     missing = [b for b in NEEDED if not (BIN / b).exists()]
+    assert not missing, f"native/build.sh did not build {missing} into {BIN}"
+    return BIN
+
+
+@pytest.fixture(scope="session")
+def all_binaries(binaries):
+    """Every binary native/build.sh builds: the compose tests' stand-in
+    images carry Loki and Promtail, and `docker compose` is the Compose CLI
+    plugin built here."""
+    built("late")
+    missing = [b for b in ("k6-v1.0", "loki", "promtail", "docker-compose") if not (BIN / b).exists()]
     assert not missing, f"native/build.sh did not build {missing} into {BIN}"
     return BIN
 

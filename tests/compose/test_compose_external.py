@@ -100,7 +100,7 @@ def owned(path: Path, text: str, uid: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def ext(binaries, tmp_path_factory):
+def ext(all_binaries, tmp_path_factory):
     engine = Engine()
     images = build_images()
     root = owned_copy(tmp_path_factory.mktemp("checkout"), USER_UID)

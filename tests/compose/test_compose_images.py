@@ -116,7 +116,7 @@ SEPARATORS = {";", "&&", "||", "|", "&", "\n", "(", ")", ";;"}
 
 
 @pytest.fixture(scope="module")
-def engine(binaries):
+def engine(all_binaries):
     e = Engine()
     yield e
     e.stop()

@@ -14,6 +14,8 @@ from ..support.grafana_standin import MOUNTS, Standin
 from ..support.history_db import new_store_database
 from ..support.stack import REPO, free_port, wait_until
 
+pytestmark = pytest.mark.late  # Loki
+
 
 @pytest.fixture
 def standin(tmp_path):

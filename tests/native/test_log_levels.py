@@ -9,11 +9,15 @@ scrape config's stages and prints each line with its labels."""
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 import uuid
 
 from ..support import log_samples
 from ..support.promtail import labels_of
+
+pytestmark = pytest.mark.late  # Promtail
 
 LEVELS = {"debug", "info", "warn", "error", "fatal"}
 

@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ..support.stack import free_port, wait_until
 from ..support.ybbench_cli import ybbench_run
+
+pytestmark = pytest.mark.late  # Loki
 
 
 def test_a_runs_k6_log_is_in_loki_under_its_testid(postgres, loki, tmp_path, testid):

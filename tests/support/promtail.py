@@ -13,7 +13,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from .stack import BIN, REPO
+from .stack import REPO, built
 
 CONFIG = REPO / "compose" / "promtail" / "promtail.yml"
 # Its server on loopback and free ports; the config file stays unchanged.
@@ -27,7 +27,7 @@ _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
 def _command(args: list[str], config: Path = CONFIG) -> list[str]:
-    return [str(BIN / "promtail"), f"-config.file={config}", "-config.expand-env=true", "--stdin", *LOOPBACK, *args]
+    return [str(built("promtail") / "promtail"), f"-config.file={config}", "-config.expand-env=true", "--stdin", *LOOPBACK, *args]
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:

@@ -25,6 +25,22 @@ CAPTURES = REPO / "tests" / "data" / "yugabytedb-2.23.1"
 # without it.
 SHARED = Path(os.environ.get("YBBENCH_SHARED", REPO.parent / "shared"))
 BIN = Path(os.environ.get("YBBENCH_CACHE", Path.home() / ".cache" / "ybbench")) / "bin"
+_built: set[str] = set()
+
+
+def built(*modules: str) -> Path:
+    """BIN, once native/build.sh has built these modules (folders of native/,
+    or its groups core and late):
+    it waits for a build of them already under way (make test's background
+    one), is a no-op when they are built, and builds them otherwise
+    (YBBENCH_NO_BUILD=1: use the cached ones as they are)."""
+    todo = [m for m in modules if m not in _built]
+    if todo and os.environ.get("YBBENCH_NO_BUILD") != "1":
+        p = subprocess.run([str(REPO / "native" / "build.sh"), *todo], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        assert p.returncode == 0, f"native/build.sh {' '.join(todo)} failed:\n{p.stderr[-4000:]}"
+    _built.update(todo)
+    return BIN
 
 
 def pgpass(path: Path, port: int, db: str, user: str, password: str) -> Path:
@@ -156,7 +172,7 @@ class Loki:
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, LOKI_LISTEN_ADDRESS="127.0.0.1", LOKI_HTTP_PORT=str(self.port),
                    LOKI_GRPC_PORT=str(free_port()), LOKI_DATA=str(root / "data"))
-        self.proc = Process("loki", [str(BIN / "loki"), f"-config.file={REPO / 'compose' / 'loki' / 'loki.yml'}",
+        self.proc = Process("loki", [str(built("loki") / "loki"), f"-config.file={REPO / 'compose' / 'loki' / 'loki.yml'}",
                                      "-config.expand-env=true"], root, env=env)
         wait_until(lambda: self.proc.serves(f"{self.url}/ready"), "Loki to be ready", timeout=90)
 

@@ -50,7 +50,7 @@ import pytest
 from ybbench import cli
 
 from ..support import shared
-from ..support.stack import BIN, REPO
+from ..support.stack import REPO, built
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SHELLS = {"sh", "bash", "shell", "console", ""}
@@ -406,7 +406,7 @@ def check(text: str, name: str, compose: Compose | None = None) -> list[str]:
 
 
 def _compose() -> Compose:
-    program = BIN / "docker-compose"
+    program = built("compose") / "docker-compose"
     shared.need_tool(program.exists(), f"the Docker Compose CLI plugin is not at {program} (native/build.sh builds it)")
     return Compose(program)
 
@@ -425,6 +425,7 @@ def test_ybbench_make_and_module_commands(doc):
     assert check(doc.read_text(), _name(doc)) == []
 
 
+@pytest.mark.late  # the Compose plugin
 @pytest.mark.parametrize("doc", DOCS, ids=_name)
 def test_docker_compose_commands(doc, compose):
     assert check(doc.read_text(), _name(doc), compose) == []
@@ -511,6 +512,7 @@ def test_placeholders_need_a_not_run_mark_and_are_still_parsed():
         "t.md:1: a malformed not-run mark")
 
 
+@pytest.mark.late  # the Compose plugin
 def test_compose_subcommands_flags_services_and_profiles_are_the_real_ones(compose):
     text = ("```sh\ndocker compose --profile bench run --rm k6\n"
             "docker compose --profile nosuch up -d\n"
