@@ -10,7 +10,7 @@
 
 # The compose stand-ins' Debian base (debootstrap: downloads, little CPU) is
 # made beside the Go builds (CPU) the first time, not after them. The native
-# stack's core first; the rest (Loki, Promtail, the Compose plugin, k6 v1.0.0:
+# stack's core first; the rest (Loki, Promtail, the Compose plugin, k6 v1.1.0 and v1.0.0:
 # over half of a cold build's minutes on 2 cores) in the background on idle CPU only
 # (SCHED_IDLE) while the tests that need none of it run; the tests that do,
 # or that time runs or read the whole machine, run after it (marker late).

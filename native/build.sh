@@ -49,8 +49,8 @@ build() { # module-dir ldflags package...; STATIC=1: cgo off, a static binary
 }
 
 # The modules asked for (all when none is named), each a folder here.
-core=(k6 k6-v1.1 k6-v2 prometheus node_exporter)
-late=(k6-v1.0 loki promtail compose)
+core=(k6 k6-v2 prometheus node_exporter)
+late=(k6-v1.1 k6-v1.0 loki promtail compose)
 modules=()
 for m in "$@"; do
   case $m in

@@ -24,7 +24,7 @@ os.environ["YBBENCH_CHECK_WRITES"] = "1"
 
 # The binaries of native/build.sh's core, which nearly every test needs (its
 # late ones are built on demand by the tests that use them).
-NEEDED = ("k6", "k6-official", "k6-v1.1", "k6-v2", "prometheus", "promtool", "node_exporter")
+NEEDED = ("k6", "k6-official", "k6-v2", "prometheus", "promtool", "node_exporter")
 
 
 def pytest_collection_modifyitems(items):
@@ -66,7 +66,7 @@ def all_binaries(binaries):
     images carry Loki and Promtail, and `docker compose` is the Compose CLI
     plugin built here."""
     built("late")
-    missing = [b for b in ("k6-v1.0", "loki", "promtail", "docker-compose") if not (BIN / b).exists()]
+    missing = [b for b in ("k6-v1.1", "k6-v1.0", "loki", "promtail", "docker-compose") if not (BIN / b).exists()]
     assert not missing, f"native/build.sh did not build {missing} into {BIN}"
     return BIN
 

@@ -35,6 +35,8 @@ from ybbench.run import k6_process
 from ..support.stack import BIN, REPO, wait_until
 from ..support.workloads import count, n_tup_upd, run_ok
 
+pytestmark = pytest.mark.late  # k6 v1.1.0 (native/build.sh late)
+
 BUILDS = {"k6-v1.1": "v1.1.0", "k6": "v1.8.1", "k6-official": "v1.8.1", "k6-v2": "v2.2.0"}
 K6_V1_NODE = re.compile(r"(^|\s)go\.k6\.io/k6@")  # a go.k6.io/k6 (v1) node; /v2 is go.k6.io/k6/v2@
 

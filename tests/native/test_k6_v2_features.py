@@ -18,6 +18,8 @@ from ybbench.run import k6_features
 from ..support.stack import BIN, REPO
 from ..support.ybbench_cli import ybbench_run
 
+pytestmark = pytest.mark.late  # k6 v1.1.0 (native/build.sh late)
+
 WARNING = "Legacy env var detected, use --features or K6_FEATURES instead"
 
 

@@ -28,6 +28,8 @@ import pytest
 
 from ..support.stack import REPO, wait_until
 
+pytestmark = pytest.mark.late  # k6 v1.1.0 (native/build.sh late)
+
 # The k6 build, and the drivers it has: k6 v1.1.0 has lib/pq only.
 BUILDS = [("k6", "pgx"), ("k6", "postgres"), ("k6-v1.1", "postgres"), ("k6-v2", "pgx"), ("k6-v2", "postgres")]
 

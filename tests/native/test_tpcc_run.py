@@ -25,6 +25,8 @@ from ..support.stack import BIN, REPO, wait_until
 from ..support.tpcc_orders import run_orders
 from ..support.ybbench_cli import USERS_K6, verify, ybbench, ybbench_run
 
+pytestmark = pytest.mark.late  # k6 v1.1.0 (native/build.sh late)
+
 W, VUS = 2, 4
 DECK = {"new_order": 10, "payment": 10, "order_status": 1, "delivery": 1, "stock_level": 1}  # 23 cards
 FALSE_FAILURE = 1e-4  # each statistical check's chance of failing a correct run
