@@ -8,18 +8,20 @@
 
 .PHONY: test demo deps build bench bench-monitoring soak
 
-# The compose stand-ins' Debian base (debootstrap: downloads, little CPU) is
-# made beside the Go builds (CPU) the first time, not after them. The native
-# stack's core first; the rest (Loki, Promtail, the Compose plugin, k6 v1.1.0 and v1.0.0:
-# over half of a cold build's minutes on 2 cores) in the background on idle CPU only
-# (SCHED_IDLE) while the tests that need none of it run; the tests that do,
-# or that time runs or read the whole machine, run after it (marker late).
-test: deps
-	@./tests/compose/images/base-rootfs.sh >/dev/null & base=$$!; \
-	  ./native/build.sh core >/dev/null; built=$$?; wait $$base; made=$$?; \
-	  [ $$built -eq 0 ] && [ $$made -eq 0 ]
+# The native stack's core is built first, beside the installs (apt, pip:
+# downloads, little CPU) and then the compose stand-ins' Debian base
+# (debootstrap, which the installs bring). The rest (Loki, Promtail, the
+# Compose plugin, k6 v1.1.0 and v1.0.0: most of a cold build's CPU) is
+# built in the background on idle CPU only (SCHED_IDLE) while the tests
+# that need none of it run; the tests that do run after it (marker late).
+# TESTS: what pytest runs (all of tests/ unless given).
+TESTS ?= tests
+test:
+	@(./native/install-deps.sh && ./tests/compose/images/base-rootfs.sh >/dev/null) & prep=$$!; \
+	  ./native/build.sh core >/dev/null; built=$$?; wait $$prep; prepared=$$?; \
+	  [ $$built -eq 0 ] && [ $$prepared -eq 0 ]
 	@chrt --idle 0 ./native/build.sh late >/dev/null 2>&1 & late=$$!; \
-	  python3 -m pytest -q --durations=40 tests; tested=$$?; wait $$late; exit $$tested
+	  python3 -m pytest -q --durations=40 $(TESTS); tested=$$?; wait $$late; exit $$tested
 
 demo: deps build
 	python3 -m ybbench demo
