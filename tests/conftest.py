@@ -30,9 +30,9 @@ NEEDED = ("k6", "k6-official", "k6-v2", "prometheus", "promtool", "node_exporter
 def pytest_collection_modifyitems(items):
     """The order `make test` counts on: the unit tests, the native ones,
     the tests marked late, then the compose tests. While the first two run,
-    make builds Loki, Promtail and Compose in the background, on idle CPU
-    only; the late ones and the compose tests need them, or a machine on
-    which no build runs."""
+    make builds native/build.sh's late group (Loki, Promtail, Compose, the
+    older k6s) in the background, on idle CPU only; the late tests and the
+    compose tests need those, or a machine on which no build runs."""
     def rank(item):
         part = item.path.relative_to(REPO / "tests").parts[0]
         if part == "compose":
