@@ -9,18 +9,18 @@
 .PHONY: test demo deps build bench bench-monitoring soak
 
 # The native stack's core is built first, beside the installs (apt, pip:
-# downloads, little CPU) and then the compose stand-ins' Debian base
-# (debootstrap, which the installs bring). The rest (Loki, Promtail, the
-# Compose plugin, k6 v1.1.0 and v1.0.0: most of a cold build's CPU) is
-# built in the background on idle CPU only (SCHED_IDLE) while the tests
-# that need none of it run; the tests that do run after it (marker late).
+# downloads, little CPU). The rest (Loki, Promtail, the Compose plugin, k6
+# v1.1.0 and v1.0.0: most of a cold build's CPU) and the compose stand-ins'
+# Debian base (debootstrap, which the installs bring) are made in the
+# background on idle CPU only (SCHED_IDLE) while the tests that need none of
+# them run; the tests that do run after them (marker late; the compose tests).
 # TESTS: what pytest runs (all of tests/ unless given).
 TESTS ?= tests
 test:
-	@(./native/install-deps.sh && ./tests/compose/images/base-rootfs.sh >/dev/null) & prep=$$!; \
-	  ./native/build.sh core >/dev/null; built=$$?; wait $$prep; prepared=$$?; \
-	  [ $$built -eq 0 ] && [ $$prepared -eq 0 ]
-	@chrt --idle 0 ./native/build.sh late >/dev/null 2>&1 & late=$$!; \
+	@./native/install-deps.sh & deps=$$!; \
+	  ./native/build.sh core >/dev/null; built=$$?; wait $$deps; installed=$$?; \
+	  [ $$built -eq 0 ] && [ $$installed -eq 0 ]
+	@chrt --idle 0 sh -c './tests/compose/images/base-rootfs.sh & ./native/build.sh late; wait' >/dev/null 2>&1 & late=$$!; \
 	  python3 -m pytest -q --durations=40 $(TESTS); tested=$$?; wait $$late; exit $$tested
 
 demo: deps build

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Makes the stand-ins' Debian bookworm base as a tar of its root file system,
 # with debootstrap, once, into $YBBENCH_CACHE/base, and prints its path.
-# images/build.sh imports it into Docker; `make test` runs this beside the Go
-# builds (native/build.sh), whose CPU it barely needs: debootstrap mostly
-# downloads and unpacks, so a cold run does both at once.
+# images/build.sh imports it into Docker; `make test` runs this in the
+# background beside the late Go builds (native/build.sh late), whose CPU it
+# barely needs: debootstrap mostly downloads and unpacks.
 set -euo pipefail
 # Everything any stand-in needs from Debian, in one base; an image takes
 # from it only what its upstream image has (the distroless and busybox
@@ -14,9 +14,13 @@ dir=${YBBENCH_CACHE:-$HOME/.cache/ybbench}/base
 tar=$dir/$name.tar
 if [ "${1:-}" = --name ]; then echo "$name"; exit 0; fi
 
+# One maker at a time: make test starts this in the background, and
+# images/build.sh asks for it too; a second one waits and finds it made.
+mkdir -p "$dir"
+exec {lock}>"$dir/.lock"
+flock "$lock"
 if [ ! -f "$tar" ]; then
   echo "tests/compose/images: making the $name base with debootstrap (once, ~3 minutes)" >&2
-  mkdir -p "$dir"
   rootfs=$(mktemp -d /var/tmp/ybbench-rootfs.XXXXXX)
   part=$(mktemp "$dir/.$name.XXXXXX")
   trap 'rm -rf "$rootfs" "$part"' EXIT
