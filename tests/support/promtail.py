@@ -27,7 +27,8 @@ _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
 def _command(args: list[str], config: Path = CONFIG) -> list[str]:
-    return [str(built("promtail") / "promtail"), f"-config.file={config}", "-config.expand-env=true", "--stdin", *LOOPBACK, *args]
+    return [str(built("promtail") / "promtail"), f"-config.file={config}", "-config.expand-env=true", "--stdin",
+            *LOOPBACK, *args]
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:

@@ -172,8 +172,9 @@ class Loki:
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, LOKI_LISTEN_ADDRESS="127.0.0.1", LOKI_HTTP_PORT=str(self.port),
                    LOKI_GRPC_PORT=str(free_port()), LOKI_DATA=str(root / "data"))
-        self.proc = Process("loki", [str(built("loki") / "loki"), f"-config.file={REPO / 'compose' / 'loki' / 'loki.yml'}",
-                                     "-config.expand-env=true"], root, env=env)
+        config = REPO / "compose" / "loki" / "loki.yml"
+        self.proc = Process("loki", [str(built("loki") / "loki"), f"-config.file={config}", "-config.expand-env=true"],
+                            root, env=env)
         wait_until(lambda: self.proc.serves(f"{self.url}/ready"), "Loki to be ready", timeout=90)
 
     def lines(self, selector: str) -> list[str]:
