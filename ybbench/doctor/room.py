@@ -30,12 +30,28 @@ def compose_memory(env_file: Path = ENV) -> int:
     return total
 
 
+def _by_filesystem(disks: list[dict]) -> list[tuple[str, list[str], float]]:
+    """One filesystem is one check: node_exporter lists it once per mount
+    (a host's / and a bind mount of it at /var/lib/docker; in a container,
+    the files Docker binds at /etc/hosts, /etc/hostname, /etc/resolv.conf).
+    Each as (instance, its mount points shortest first, bytes free)."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for d in disks:
+        m = d["metric"]
+        groups.setdefault((m.get("instance", ""), m.get("device") or m.get("mountpoint", "")), []).append(d)
+    out = []
+    for (instance, _), mounts in groups.items():
+        where = sorted((d["metric"].get("mountpoint", "") for d in mounts), key=lambda m: (len(m), m))
+        out.append((instance, where, min(float(d["value"][1]) for d in mounts)))
+    return sorted(out, key=lambda f: (f[0], f[1][0]))
+
+
 def checks(prom: Prom | None, env_file: Path = ENV) -> list[Check]:
     if prom is None:
         return [skipped("room disk", "Prometheus not reachable or not given"),
                 skipped("room memory", "Prometheus not reachable or not given")]
     try:
-        disks = prom.query(f"min by (instance, mountpoint) (node_filesystem_avail_bytes{{{FS}}})")
+        disks = prom.query(f"min by (instance, device, mountpoint) (node_filesystem_avail_bytes{{{FS}}})")
         memory = prom.query("min by (instance) (node_memory_MemAvailable_bytes)")
     except Unreachable as e:
         return [fail("room", "Prometheus answers", str(e), "check the Prometheus URL")]
@@ -43,12 +59,10 @@ def checks(prom: Prom | None, env_file: Path = ENV) -> list[Check]:
     if not disks:
         out.append(fail("room disk", "node_exporter's filesystems", "no node_filesystem_avail_bytes",
                         "scrape node_exporter on every host (job node)"))
-    for d in sorted(disks, key=lambda d: (d["metric"].get("instance", ""), d["metric"].get("mountpoint", ""))):
-        free = float(d["value"][1])
-        where = f"{d['metric'].get('instance')} {d['metric'].get('mountpoint')}"
-        name = f"room disk {where}"
+    for instance, where, free in _by_filesystem(disks):
+        name = f"room disk {instance} {where[0]}"
         expected = f"at least {WARN_FREE // GIB} GiB free"
-        found = f"{free / GIB:.1f} GiB free"
+        found = f"{free / GIB:.1f} GiB free" + (f" (also mounted at {', '.join(where[1:])})" if where[1:] else "")
         if free < MIN_FREE:
             out.append(fail(name, expected, found, "free space: tables, WAL and Prometheus' TSDB grow with a run"))
         elif free < WARN_FREE:
