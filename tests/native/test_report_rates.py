@@ -26,6 +26,10 @@ from ..support import results_files
 from ..support.kernel import Sampler, busy_cpu_seconds, device_of, proc_cpu_seconds, writes_completed
 from ..support.stack import REPO
 
+# After the background builds (make test): an idle priority build still takes the cores these
+# tests need idle before their runs, and writes to the disk they count writes on.
+pytestmark = pytest.mark.late
+
 # CPU: node_exporter reads /proc/stat a few ms after a scrape's timestamp,
 # and the sampler every 0.1 s, interpolated: at most 0.05 s x 2 cores
 # of error at each end of an interval of 5 s or more, 0.04 cores on two
