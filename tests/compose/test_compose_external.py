@@ -285,7 +285,8 @@ def test_doctor_through_the_service_passes_in_external_mode(ext, doctor):
              "/etc/resolv.conf": node["ResolvConfPath"]}
     disks = room.disk_checks(doc["checks"])
     assert [c["name"] for c in disks] == ["room disk ext-node:9100 /etc/hosts"], disks  # one filesystem, one check
-    assert not room.disagreements(disks, bound.__getitem__), room.disagreements(disks, bound.__getitem__)
+    off = room.disagreements(disks, bound.__getitem__)
+    assert not off, off
     unexpected = {n: v for n, v in not_ok.items() if not n.startswith("room disk ")
                   and (n not in SKIPPED_HERE or v[0] != "skipped" or SKIPPED_HERE[n] not in v[1])}
     assert not unexpected, json.dumps(unexpected, indent=1)

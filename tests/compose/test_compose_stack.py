@@ -780,7 +780,8 @@ def test_doctor_through_the_service_passes_on_the_stack(stack, inserts):
     not_ok = {n: (c["status"], c["found"]) for n, c in statuses.items() if c["status"] != "ok"}
     assert p.returncode == 0 and doc["ok"], json.dumps(not_ok, indent=1)
     # Free space is this host's: node-exporter reads / through /host, so a mount's host path is its own.
-    assert room.disk_checks(doc["checks"]) and not room.disagreements(doc["checks"]), room.disagreements(doc["checks"])
+    off = room.disagreements(doc["checks"])
+    assert room.disk_checks(doc["checks"]) and not off, off
     not_ok = {n: v for n, v in not_ok.items() if not n.startswith("room disk ")}
     assert set(not_ok) <= set(SKIPPED_HERE), json.dumps(not_ok, indent=1)
     for name, (status, found) in not_ok.items():

@@ -381,7 +381,8 @@ def test_run_doctor_keeps_the_verdict_with_the_run_and_the_report_shows_it(stack
     statuses = [c["status"] for c in doc["checks"]]
     assert doc["ok"] and "fail" not in statuses and statuses.count("ok") > 20
     # This host's disk may be short of doctor's 10 GiB (CI's has been): the warnings statvfs calls for.
-    assert not room.disagreements(doc["checks"]), room.disagreements(doc["checks"])
+    off = room.disagreements(doc["checks"])
+    assert not off, off
     natural = [{k: c[k] for k in ("name", "status", "found", "todo")} for c in doc["checks"] if c["status"] == "warn"]
     assert all(c["name"].startswith("room disk ") for c in natural), natural
     assert doc["settings"]["ysql_nodes"] == [f"127.0.0.1:{pg.port}"] and doc["settings"]["loki"] == stack["args"][3]
@@ -550,11 +551,6 @@ def _mount_of(path: Path) -> Path:
     return path
 
 
-def _free_gib(path: Path | str) -> float:
-    st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize / GIB
-
-
 def _mem_available_gib() -> float:
     return int(re.search(r"^MemAvailable:\s+(\d+) kB$", Path("/proc/meminfo").read_text(), re.M)[1]) * 1024 / GIB
 
@@ -572,7 +568,7 @@ class Readings:
         self.thread.start()
 
     def read(self):
-        self.disk.append(_free_gib(self.path))
+        self.disk.append(room.free_gib(self.path))
         self.memory.append(_mem_available_gib())
 
     def loop(self):
@@ -658,11 +654,11 @@ def test_a_filesystem_under_the_minimum_fails_its_disk_check(stack, other_promet
     try:
         wait_until(lambda: ne.serves(f"http://127.0.0.1:{port}/metrics"), "node_exporter in its namespace")
         inside = f"/proc/{Path(f'/proc/{ne.proc.pid}/task/{ne.proc.pid}/children').read_text().split()[0]}/root{mnt}"
-        before = _free_gib(inside)
+        before = room.free_gib(inside)
         assert before < 2, before  # the premise: under the 2 GiB minimum
         prom = other_prometheus(nodes=f"127.0.0.1:{port}")
         p, doc = doctor(stack["pg"], tmp_path, "--prometheus", prom.url, *stack["args"][2:])
-        after = _free_gib(inside)
+        after = room.free_gib(inside)
         instance = next(t["labels"]["instance"] for t in prom.api("targets", state="active")["activeTargets"]
                         if t["labels"]["job"] == "node")
     finally:

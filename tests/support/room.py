@@ -34,8 +34,8 @@ def disagreements(checks: list[dict], host_path: Callable[[str], str] = lambda m
     for the free space under host_path(MOUNT); empty when all agree."""
     out = {}
     for c in disk_checks(checks):
-        mount = c["name"].split(" ", 3)[3]
-        free = free_gib(host_path(mount))
+        path = host_path(c["name"].split(" ", 3)[3])
+        free = free_gib(path)
         if c["status"] not in {documented_status(free - SLACK), documented_status(free + SLACK)}:
-            out[c["name"]] = (c["status"], c["found"], f"statvfs: {free:.1f} GiB free under {host_path(mount)}")
+            out[c["name"]] = (c["status"], c["found"], f"statvfs: {free:.1f} GiB free under {path}")
     return out
