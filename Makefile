@@ -13,15 +13,15 @@
 # v1.1.0 and v1.0.0: most of a cold build's CPU) and the compose stand-ins'
 # Debian base (debootstrap, which the installs bring) are made in the
 # background on idle CPU only (SCHED_IDLE) while the tests that need none of
-# them run; the tests that do run after them (marker late; the compose tests).
+# them run; the compose tests run beside the native ones once their part is
+# built (tests/lanes.sh says how).
 # TESTS: what pytest runs (all of tests/ unless given).
 TESTS ?= tests
 test:
 	@./native/install-deps.sh & deps=$$!; \
 	  ./native/build.sh core >/dev/null; built=$$?; wait $$deps; installed=$$?; \
 	  [ $$built -eq 0 ] && [ $$installed -eq 0 ]
-	@chrt --idle 0 sh -c './tests/compose/images/base-rootfs.sh & ./native/build.sh late; wait' >/dev/null 2>&1 & late=$$!; \
-	  python3 -m pytest -q --durations=40 $(TESTS); tested=$$?; wait $$late; exit $$tested
+	@./tests/lanes.sh $(TESTS)
 
 demo: deps build
 	python3 -m ybbench demo

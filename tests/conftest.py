@@ -29,13 +29,17 @@ NEEDED = ("k6", "k6-official", "k6-v2", "prometheus", "promtool", "node_exporter
 
 def pytest_collection_modifyitems(items):
     """The order `make test` counts on: the unit tests, the native ones,
-    the tests marked late, then the compose tests. While the first two run,
-    make builds native/build.sh's late group (Loki, Promtail, Compose, the
-    older k6s) in the background, on idle CPU only; the late tests and the
-    compose tests need those, or a machine on which no build runs."""
+    the tests marked late, those marked alone, then the compose tests (which
+    tests/lanes.sh runs in a pytest of their own, beside the others). While
+    the first two run, make builds native/build.sh's late group (Loki,
+    Promtail, Compose, the older k6s) in the background, on idle CPU only;
+    the late tests and the compose tests need those, or a machine on which
+    no build runs; the alone tests need a machine on which nothing else runs."""
     def rank(item):
         part = item.path.relative_to(REPO / "tests").parts[0]
         if part == "compose":
+            return 4
+        if item.get_closest_marker("alone"):
             return 3
         return 2 if item.get_closest_marker("late") else {"unit": 0}.get(part, 1)
     items.sort(key=rank)  # stable: each module's tests stay together, in their order
@@ -43,10 +47,16 @@ def pytest_collection_modifyitems(items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """A late test starts once no build of ours runs beside it (before its
-    fixtures start anything)."""
-    if item.get_closest_marker("late"):
+    """A late test starts once no build of ours runs beside it, an alone
+    test once the compose tests beside it are done too (tests/lanes.sh
+    names the file their pytest writes at its end), before its fixtures
+    start anything."""
+    if item.get_closest_marker("late") or item.get_closest_marker("alone"):
         built("late")
+    done = os.environ.get("YBBENCH_LANE2_DONE")
+    if item.get_closest_marker("alone") and done:
+        wait_until(lambda: os.path.exists(done), "the compose tests beside this one to end (tests/lanes.sh)",
+                   timeout=3600, interval=1)
 
 
 @pytest.fixture(scope="session")
@@ -61,12 +71,13 @@ def binaries():
 
 
 @pytest.fixture(scope="session")
-def all_binaries(binaries):
-    """Every binary native/build.sh builds: the compose tests' stand-in
+def compose_binaries(binaries):
+    """The binaries the compose tests need beyond the core: the stand-in
     images carry Loki and Promtail, and `docker compose` is the Compose CLI
-    plugin built here."""
-    built("late")
-    missing = [b for b in ("k6-v1.1", "k6-v1.0", "loki", "promtail", "docker-compose") if not (BIN / b).exists()]
+    plugin built here (not the older k6s, which tests/lanes.sh builds after
+    these, while the compose tests run)."""
+    built("loki", "promtail", "compose")
+    missing = [b for b in ("loki", "promtail", "docker-compose") if not (BIN / b).exists()]
     assert not missing, f"native/build.sh did not build {missing} into {BIN}"
     return BIN
 

@@ -58,7 +58,7 @@ def load(folder) -> dict:
 
 
 @pytest.fixture(scope="module")
-def project(all_binaries):
+def project(compose_binaries):
     return load(COMPOSE)
 
 
@@ -141,7 +141,7 @@ def test_yugabytedb_is_the_2025_2_lts_line(project):
     assert len(tags) == 1 and re.match(r"^yugabytedb/yugabyte:2025\.2\.\d+\.\d+-b\d+$", tags.pop())
 
 
-def test_prometheus_takes_its_retention_from_this_config_file(all_binaries, tmp_path):
+def test_prometheus_takes_its_retention_from_this_config_file(compose_binaries, tmp_path):
     """The Prometheus the stack pins reads retention where prometheus.yml
     puts it: this file with only the value changed (15d is also the
     default) sets what Prometheus reports."""
@@ -149,7 +149,7 @@ def test_prometheus_takes_its_retention_from_this_config_file(all_binaries, tmp_
     assert text.count("      time: 15d\n") == 1
     (tmp_path / "prometheus.yml").write_text(text.replace("      time: 15d\n", "      time: 3d\n"))
     port = free_port()
-    proc = subprocess.Popen([str(all_binaries / "prometheus"), f"--config.file={tmp_path / 'prometheus.yml'}",
+    proc = subprocess.Popen([str(compose_binaries / "prometheus"), f"--config.file={tmp_path / 'prometheus.yml'}",
                              f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -186,7 +186,7 @@ def env_setting(name: str) -> str:
     return m.group(1).strip()
 
 
-def test_every_service_keeps_a_bounded_log(all_binaries):
+def test_every_service_keeps_a_bounded_log(compose_binaries):
     """Every service of every profile rotates its log (Docker's json-file
     keeps every line otherwise): LOG_MAX_FILE files of LOG_MAX_SIZE from
     .env, whose product stays at most 200 MiB a container. The stack test
@@ -337,8 +337,8 @@ def test_native_binaries_match_the_compose_versions():
     assert f"go.k6.io/k6/v2 {env['K6_VERSION']}" in (REPO / "native" / "k6-v2" / "go.mod").read_text()
 
 
-def test_prometheus_config_is_valid(all_binaries):
-    p = subprocess.run([str(all_binaries / "promtool"), "check", "config", "--syntax-only",
+def test_prometheus_config_is_valid(compose_binaries):
+    p = subprocess.run([str(compose_binaries / "promtool"), "check", "config", "--syntax-only",
                         str(REPO / "prometheus" / "prometheus.yml")], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
 
@@ -479,7 +479,7 @@ def external_config(tmp_path, *args: str, env: dict | None = None) -> subprocess
                           env={**environ, **{k: v for k, v in settings.items() if v is not None}})
 
 
-def test_external_mode_is_the_stack_without_the_local_cluster(all_binaries, tmp_path):
+def test_external_mode_is_the_stack_without_the_local_cluster(compose_binaries, tmp_path):
     """compose/external.yaml on compose.yaml: every service of the default
     project but the six YugabyteDB servers, the fourth tserver and the
     local node_exporter, even with every profile named; the ybbench and k6
@@ -539,7 +539,7 @@ def test_external_mode_is_the_stack_without_the_local_cluster(all_binaries, tmp_
     assert {n for n in depends(d["ybbench"]) if n.startswith("yb-")} == {"yb-tserver-1", "yb-tserver-2", "yb-tserver-3"}
 
 
-def test_the_docs_external_mode_settings_are_what_compose_reads(all_binaries, tmp_path):
+def test_the_docs_external_mode_settings_are_what_compose_reads(compose_binaries, tmp_path):
     """The root .env that docs/docker-stack.md "Your own cluster" writes,
     read by the real `docker compose config` at a copy of the repository's
     compose files: the nodes, role and database of the page reach the

@@ -101,7 +101,7 @@ def owned(path: Path, text: str, uid: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def ext(all_binaries, tmp_path_factory):
+def ext(compose_binaries, tmp_path_factory):
     engine = Engine()
     images = build_images()
     root = owned_copy(tmp_path_factory.mktemp("checkout"), USER_UID)

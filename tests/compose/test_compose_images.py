@@ -116,7 +116,7 @@ SEPARATORS = {";", "&&", "||", "|", "&", "\n", "(", ")", ";;"}
 
 
 @pytest.fixture(scope="module")
-def engine(all_binaries):
+def engine(compose_binaries):
     e = Engine()
     yield e
     e.stop()

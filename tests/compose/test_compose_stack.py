@@ -61,7 +61,7 @@ def new_testid(kind: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def compose(all_binaries, tmp_path_factory):
+def compose(compose_binaries, tmp_path_factory):
     engine = Engine()
     c = Compose(build_images(), root=owned_copy(tmp_path_factory.mktemp("checkout"), USER_UID))
     every = ("--profile", "bench", "--profile", "pg", "--profile", "expand")

@@ -32,7 +32,8 @@ from ..support.known_rates import (ANY, KNOWN_RATES, counters_read, counts_state
 from ..support.stack import BIN, REPO, wait_until
 from ..support.ybbench_cli import ybbench_run
 
-pytestmark = pytest.mark.late  # Loki and Promtail; its rate panels time runs
+# Loki and Promtail; alone: its CPU stat is the kernel's on a host that only k6 keeps busy.
+pytestmark = [pytest.mark.late, pytest.mark.alone]
 
 RATE_WINDOW = "20s"  # Grafana's $__rate_interval for a 5s scrape interval
 PROMETHEUS_REF = {"type": "prometheus", "uid": "${datasource}"}

@@ -37,7 +37,8 @@ from ..support.promtail import Follower
 from ..support.stack import BIN, CAPTURES, REPO, CaptureServer, Loki, Process, Prometheus, free_port, wait_until
 from ..support.ybbench_cli import USERS_K6, ybbench, ybbench_run
 
-pytestmark = pytest.mark.late  # Loki and Promtail; its room check reads the machine's free memory and disk
+# Loki and Promtail; alone: its room checks hold the machine's free memory and disk, which the compose tests move.
+pytestmark = [pytest.mark.late, pytest.mark.alone]
 
 NOT_YB = "not a YugabyteDB cluster"
 

@@ -28,7 +28,8 @@ from ..support.stack import REPO
 
 # After the background builds (make test): an idle priority build still takes the cores these
 # tests need idle before their runs, and writes to the disk they count writes on.
-pytestmark = pytest.mark.late
+# Alone: the host's CPU and disk rates are the run's own only with nothing else running.
+pytestmark = [pytest.mark.late, pytest.mark.alone]
 
 # CPU: node_exporter reads /proc/stat a few ms after a scrape's timestamp,
 # and the sampler every 0.1 s, interpolated: at most 0.05 s x 2 cores

@@ -408,6 +408,7 @@ def test_compare_refuses_a_reproduce_against_a_run_or_without_a_common_phase(rep
     shutil.rmtree(renamed), shutil.rmtree(results / phase)
 
 
+@pytest.mark.alone  # the kernel's disk reads are the scrapes' to a few reads only on a quiet host
 def test_host_figures_come_from_node_exporter_over_the_phase(postgres, prometheus, tmp_path):
     doc = json.loads(json.dumps(GOOD))
     doc["phases"] = doc["phases"][:1]

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# make test's pytest, once the core binaries are built and the installs done
+# (docs/testing.md "What make test does").
+#
+# tests/lanes.sh tests: the whole suite in two lanes.
+#   lane 1 (here): the unit and native tests; the late ones wait for their
+#     builds; the ones marked alone (they hold the whole machine's CPU,
+#     memory or disk against a panel or a check) come last and wait for lane 2.
+#   lane 2 (in the background): on idle CPU only, the builds the compose
+#     images carry (Loki, Promtail, the Compose plugin, the Debian base), then
+#     the compose tests beside lane 1 (they mostly wait on containers) while
+#     the older k6s that lane 1's late tests run build on idle CPU.
+# tests/lanes.sh PATH...: one pytest of those, the late builds in the background.
+set -u
+cd "$(dirname "$0")/.."
+idle() { chrt --idle 0 "$@"; }
+
+if [ "$*" != "tests" ]; then
+  idle sh -c './tests/compose/images/base-rootfs.sh & ./native/build.sh late; wait' >/dev/null 2>&1 & late=$!
+  python3 -m pytest -q --durations=40 "$@"; tested=$?
+  wait $late
+  exit $tested
+fi
+
+out=$(mktemp -d)
+(
+  idle sh -c './tests/compose/images/base-rootfs.sh & ./native/build.sh loki promtail compose; wait' >/dev/null 2>&1
+  idle ./native/build.sh late >/dev/null 2>&1 & older=$!
+  python3 -m pytest -q --durations=15 tests/compose >"$out/compose.log" 2>&1
+  echo $? >"$out/compose.rc.tmp" && mv "$out/compose.rc.tmp" "$out/compose.rc"
+  wait $older
+) & lane2=$!
+# An interrupted make stops lane 2's pytest too (a background job ignores the terminal's ^C).
+trap 'pkill -TERM -f "pytest -q --durations=15 tests/compose"; exit 130' INT TERM
+
+YBBENCH_LANE2_DONE="$out/compose.rc" python3 -m pytest -q --durations=40 --ignore=tests/compose tests; lane1=$?
+wait $lane2
+echo "== lane 2: the compose tests, which ran beside the tests above"
+cat "$out/compose.log"
+compose=$(cat "$out/compose.rc" 2>/dev/null || echo 1)
+rm -rf "$out"
+echo "lane 1 exit $lane1, lane 2 (compose) exit $compose"
+[ "$lane1" -eq 0 ] && [ "$compose" -eq 0 ]
