@@ -20,6 +20,10 @@ from ..support.ybbench_cli import table_exists, verify, ybbench_run
 from ..support.inner_loop import LOOP, N, UNACKED, calls, loops, settled, stat, unacked
 from ..support.server_log import cancelled_by_server, inserts_under_lock, log_size
 
+# Alone: its bounds on how long a run takes hold only on a host others leave be.
+pytestmark = pytest.mark.alone
+
+
 def indexes(pg, table: str, prefix: str) -> list[int]:
     return sorted(int(k[len(prefix) + 1:]) for k in pg.query(f"SELECT k FROM {table}").splitlines())
 

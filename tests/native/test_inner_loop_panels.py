@@ -20,6 +20,9 @@ from ybbench.report import page
 from ..support.dashboards import boards, fill, panels
 from ..support.ybbench_cli import ybbench, ybbench_run
 
+# Alone: every push within a quarter of the scrape interval holds only on a host others leave be.
+pytestmark = pytest.mark.alone
+
 N = 10
 K = 4  # pushes per rate window: $__rate_interval = K push intervals
 COUNTERS = re.compile(r"k6_iterations_total\{[^}]*\}")

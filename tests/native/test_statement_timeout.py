@@ -22,6 +22,10 @@ from ..support.stack import wait_until
 from ..support.server_log import cancelled_by_server, inserts_under_lock, log_size
 from ..support.workloads import count, run_ok
 
+# Alone: the cancellations a 2 s lock gives hold only on a host others leave be.
+pytestmark = pytest.mark.alone
+
+
 @pytest.mark.parametrize("driver", ["postgres", "pgx", "pgconn"])
 def test_a_statement_stuck_past_the_timeout_fails_as_class_57(postgres, tmp_path, driver):
     table = f"stmt_{uuid.uuid4().hex[:8]}"

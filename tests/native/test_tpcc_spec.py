@@ -18,6 +18,9 @@ from scipy import stats
 from ..support.tpcc_orders import run_orders
 from ..support.ybbench_cli import USERS_K6, verify, ybbench, ybbench_run
 
+# Alone: its terminals' keying and think times, and the wait between them, hold only on a host others leave be.
+pytestmark = pytest.mark.alone
+
 W, SECONDS = 2, 60
 # Clause 5.2.3's mix as drawn at random (the script deals it from a deck, which varies less: the bounds are
 # wider than the script needs), clause 5.2.5.7's keying times and 5.2.5.4's mean think times, seconds.
