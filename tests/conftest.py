@@ -28,35 +28,52 @@ NEEDED = ("k6", "k6-official", "k6-v2", "prometheus", "promtool", "node_exporter
 
 
 def pytest_collection_modifyitems(items):
-    """The order `make test` counts on: the unit tests, the native ones,
-    the tests marked late, those marked alone, then the compose tests (which
-    tests/lanes.sh runs in a pytest of their own, beside the others). While
-    the first two run, make builds native/build.sh's late group (Loki,
-    Promtail, Compose, the older k6s) in the background, on idle CPU only;
-    the late tests and the compose tests need those, or a machine on which
-    no build runs; the alone tests need a machine on which nothing else runs."""
+    """The order `make test` counts on: the tests marked quiet, the unit
+    tests, the native ones, the tests marked late, those marked alone, then
+    the compose tests (which tests/lanes.sh runs in a pytest of their own,
+    beside the others once the quiet tests are done). While the first three
+    groups run, make builds native/build.sh's late group (Loki, Promtail,
+    Compose, the older k6s) in the background, on idle CPU only; the late
+    tests and the compose tests need those; the alone tests need a machine
+    on which nothing else runs."""
     def rank(item):
         part = item.path.relative_to(REPO / "tests").parts[0]
         if part == "compose":
             return 4
         if item.get_closest_marker("alone"):
             return 3
+        if item.get_closest_marker("quiet"):
+            return -1
         return 2 if item.get_closest_marker("late") else {"unit": 0}.get(part, 1)
     items.sort(key=rank)  # stable: each module's tests stay together, in their order
 
 
+def _signal(variable: str) -> None:
+    """Creates the file tests/lanes.sh names in this variable, if it does."""
+    path = os.environ.get(variable)
+    if path and not os.path.exists(path):
+        open(path, "a").close()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """A late test starts once no build of ours runs beside it, an alone
-    test once the compose tests beside it are done too (tests/lanes.sh
-    names the file their pytest writes at its end), before its fixtures
-    start anything."""
+    """The first test not marked quiet tells tests/lanes.sh that the quiet
+    ones are done (the compose tests may start beside the rest). A late
+    test starts once no build of ours runs beside it, an alone test once
+    the compose tests are done too (tests/lanes.sh names the file their
+    pytest writes at its end), before its fixtures start anything."""
+    if not item.get_closest_marker("quiet"):
+        _signal("YBBENCH_QUIET_DONE")
     if item.get_closest_marker("late") or item.get_closest_marker("alone"):
         built("late")
     done = os.environ.get("YBBENCH_LANE2_DONE")
     if item.get_closest_marker("alone") and done:
         wait_until(lambda: os.path.exists(done), "the compose tests beside this one to end (tests/lanes.sh)",
                    timeout=3600, interval=1)
+
+
+def pytest_sessionfinish(session):
+    _signal("YBBENCH_QUIET_DONE")  # a session of quiet tests only, or one that stopped early
 
 
 @pytest.fixture(scope="session")

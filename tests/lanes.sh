@@ -3,13 +3,16 @@
 # (docs/testing.md "What make test does").
 #
 # tests/lanes.sh tests: the whole suite in two lanes.
-#   lane 1 (here): the unit and native tests; the late ones wait for their
-#     builds; the ones marked alone (they hold the whole machine's CPU,
-#     memory or disk against a panel or a check) come last and wait for lane 2.
+#   lane 1 (here): first the tests marked quiet (their runs' rates and times
+#     hold only with no neighbour but idle-priority builds), then the unit
+#     and native tests; the late ones wait for their builds; the ones marked
+#     alone (they hold the whole machine's CPU, memory or disk against a
+#     panel or a check) come last and wait for lane 2.
 #   lane 2 (in the background): on idle CPU only, the builds the compose
-#     images carry (Loki, Promtail, the Compose plugin, the Debian base), then
-#     the compose tests beside lane 1 (they mostly wait on containers) while
-#     the older k6s that lane 1's late tests run build on idle CPU.
+#     images carry (Loki, Promtail, the Compose plugin, the Debian base);
+#     then the older k6s that lane 1's late tests run, on idle CPU, and,
+#     once lane 1's quiet tests are done, the compose tests beside lane 1
+#     (they mostly wait on containers).
 # tests/lanes.sh PATH...: one pytest of those, the late builds in the background.
 set -u
 cd "$(dirname "$0")/.."
@@ -26,6 +29,8 @@ out=$(mktemp -d)
 (
   idle sh -c './tests/compose/images/base-rootfs.sh & ./native/build.sh loki promtail compose; wait' >/dev/null 2>&1
   idle ./native/build.sh late >/dev/null 2>&1 & older=$!
+  # Lane 1's conftest.py makes quiet.done when its first test not marked quiet starts, or when it ends.
+  until [ -e "$out/quiet.done" ]; do sleep 1; done
   python3 -m pytest -q --durations=15 tests/compose >"$out/compose.log" 2>&1
   echo $? >"$out/compose.rc.tmp" && mv "$out/compose.rc.tmp" "$out/compose.rc"
   wait $older
@@ -33,7 +38,9 @@ out=$(mktemp -d)
 # An interrupted make stops lane 2's pytest too (a background job ignores the terminal's ^C).
 trap 'pkill -TERM -f "pytest -q --durations=15 tests/compose"; exit 130' INT TERM
 
-YBBENCH_LANE2_DONE="$out/compose.rc" python3 -m pytest -q --durations=40 --ignore=tests/compose tests; lane1=$?
+YBBENCH_QUIET_DONE="$out/quiet.done" YBBENCH_LANE2_DONE="$out/compose.rc" \
+  python3 -m pytest -q --durations=40 --ignore=tests/compose tests; lane1=$?
+touch "$out/quiet.done"  # lane 1 ended before its first test (a collection error): lane 2 goes on
 wait $lane2
 echo "== lane 2: the compose tests, which ran beside the tests above"
 cat "$out/compose.log"

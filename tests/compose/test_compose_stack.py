@@ -282,6 +282,8 @@ def test_the_readmes_quick_start_through_the_service(stack):
         assert argv[:5] == ["docker", "compose", "run", "--rm", "ybbench"], argv
         args = [shorter.get(a, a) if prev in ("--duration", "--repeat") else a for prev, a in zip(["", *argv], argv)]
         args = args[5:]
+        if args[0] == "ab":  # its runs take the workload's 30 s unless told: 6 s each too
+            args += ["--set", "DURATION=6s"]
         p = ybbench_service(stack, *args)
         assert p.returncode == 0, (args, p.stdout[-3000:] + p.stderr[-3000:])
         done[args[0] if args[0] != "run" else args[args.index("--testid") + 1]] = p
@@ -305,6 +307,7 @@ def test_the_readmes_quick_start_through_the_service(stack):
     c = json.loads((cmp / "compare.json").read_text())["comparisons"][0]
     assert c["ops"]["select"]["runs"] == {"base": 2, "other": 2}
     assert c["differences"]["knobs"]["VUS"] == {"base": "8", "other": "16"}
+    assert json.loads((results / ab_id / f"{ab_id}-base1" / "params.json").read_text())["knobs"]["DURATION"] == "6s"
     assert "2 + 2 runs" in done["ab"].stdout
 
 

@@ -26,6 +26,9 @@ from ..support.kernel import Sampler, busy_cpu_seconds
 from ..support.stack import free_port
 from ..support.ybbench_cli import ybbench, ybbench_run
 
+# Quiet (tests/lanes.sh): its runs' ops/s are the VUs' and the view's only with no neighbour but idle-priority builds.
+pytestmark = pytest.mark.quiet
+
 # compare's unit is the run (core/run_stats.py), so a run need not be long: 10 s make 8 or 9 whole seconds
 # of per-second.json and a mean per run.
 DURATION = "10s"

@@ -26,6 +26,9 @@ from scipy import stats
 from ..support.stack import BIN, REPO, free_port
 from ..support.ybbench_cli import ybbench
 
+# Quiet (tests/lanes.sh): its two sweeps' ceilings and knees hold only with no neighbour but idle-priority builds.
+pytestmark = pytest.mark.quiet
+
 EXAMPLE = REPO / "experiments" / "seed-002-esle-local.yaml"
 
 

@@ -20,8 +20,8 @@ from ..support.ybbench_cli import table_exists, verify, ybbench_run
 from ..support.inner_loop import LOOP, N, UNACKED, calls, loops, settled, stat, unacked
 from ..support.server_log import cancelled_by_server, inserts_under_lock, log_size
 
-# Alone: its bounds on how long a run takes hold only on a host others leave be.
-pytestmark = pytest.mark.alone
+# Quiet (tests/lanes.sh): its bounds on how long a run takes hold only with no neighbour but idle-priority builds.
+pytestmark = pytest.mark.quiet
 
 
 def indexes(pg, table: str, prefix: str) -> list[int]:

@@ -20,8 +20,9 @@ from ybbench.report import page
 from ..support.dashboards import boards, fill, panels
 from ..support.ybbench_cli import ybbench, ybbench_run
 
-# Alone: every push within a quarter of the scrape interval holds only on a host others leave be.
-pytestmark = pytest.mark.alone
+# Quiet (tests/lanes.sh): every push lands within a quarter of the scrape interval only with no neighbour but
+# idle-priority builds.
+pytestmark = pytest.mark.quiet
 
 N = 10
 K = 4  # pushes per rate window: $__rate_interval = K push intervals

@@ -24,6 +24,9 @@ from bench import soak
 from tests.support.stack import BIN, REPO
 from ybbench.core import per_second
 
+# Quiet (tests/lanes.sh): its windows' p99 are each its own only with no neighbour but idle-priority builds.
+pytestmark = pytest.mark.quiet
+
 # Series this test pushes into the soak's Prometheus while it runs (promtool's
 # remote write), each new: its head series must grow by them.
 PROBE_SERIES = 1000
