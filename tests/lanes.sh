@@ -17,9 +17,11 @@
 set -u
 cd "$(dirname "$0")/.."
 idle() { chrt --idle 0 "$@"; }
+# The Debian base the stand-in images start from, beside the binaries named.
+builds() { idle sh -c "./tests/compose/images/base-rootfs.sh & ./native/build.sh $*; wait" >/dev/null 2>&1; }
 
 if [ "$*" != "tests" ]; then
-  idle sh -c './tests/compose/images/base-rootfs.sh & ./native/build.sh late; wait' >/dev/null 2>&1 & late=$!
+  builds late & late=$!
   python3 -m pytest -q --durations=40 "$@"; tested=$?
   wait $late
   exit $tested
@@ -27,7 +29,7 @@ fi
 
 out=$(mktemp -d)
 (
-  idle sh -c './tests/compose/images/base-rootfs.sh & ./native/build.sh loki promtail compose; wait' >/dev/null 2>&1
+  builds loki promtail compose
   idle ./native/build.sh late >/dev/null 2>&1 & older=$!
   # Lane 1's conftest.py makes quiet.done when its first test not marked quiet starts, or when it ends.
   until [ -e "$out/quiet.done" ]; do sleep 1; done
