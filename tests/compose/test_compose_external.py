@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from ..support import room
-from ..support.compose_stack import Engine, PromApi, build_images, eventually, owned_copy
+from ..support.compose_stack import Engine, PromApi, build_images, eventually, owned_copy, take_down
 
 # Projects of their own: a user's `ybbench` stack and the other compose
 # tests' `ybbench-test` are left alone.
@@ -126,8 +126,10 @@ def ext(compose_binaries, tmp_path_factory):
                       files=(root / "tests" / "compose" / "external_cluster.yml",))
 
     def down():
-        cluster("down", "-v", "--remove-orphans", check=False)
-        stack("--profile", "bench", "down", "-v", "--remove-orphans", check=False)
+        take_down(engine, [lambda timeout: cluster("down", "-v", "--remove-orphans", check=False, timeout=timeout),
+                           lambda timeout: stack("--profile", "bench", "down", "-v", "--remove-orphans", check=False,
+                                                 timeout=timeout)],
+                  projects=(CLUSTER_PROJECT, PROJECT))
 
     down()  # what an earlier, interrupted run left
     try:

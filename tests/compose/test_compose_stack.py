@@ -43,6 +43,7 @@ from ..support.compose_stack import (
     build_images,
     eventually,
     owned_copy,
+    take_down,
 )
 from ..support.dashboards import logql_failures
 from ..support.stack import BIN, REPO
@@ -65,11 +66,12 @@ def compose(compose_binaries, tmp_path_factory):
     engine = Engine()
     c = Compose(build_images(), root=owned_copy(tmp_path_factory.mktemp("checkout"), USER_UID))
     every = ("--profile", "bench", "--profile", "pg", "--profile", "expand")
-    c(*every, "down", "-v", "--remove-orphans")  # what an earlier, interrupted run left
+    downs = [lambda timeout: c(*every, "down", "-v", "--remove-orphans", check=False, timeout=timeout)]
+    take_down(engine, downs)  # what an earlier, interrupted run left
     try:
         yield c
     finally:
-        c(*every, "down", "-v", "--remove-orphans", check=False)
+        take_down(engine, downs)
         engine.stop()
 
 

@@ -29,6 +29,8 @@ BUILD_IMAGES = REPO / "tests" / "compose" / "images" / "build.sh"
 # Its own project name: the tests never touch a user's `ybbench` project.
 PROJECT = "ybbench-test"
 NETWORK = f"{PROJECT}_ybbench"
+# Where the dockerd started here runs its own containerd.
+CONTAINERD_RUN = "/var/run/docker/containerd"
 
 
 def docker_answers() -> bool:
@@ -44,15 +46,60 @@ class Engine:
             return
         if not shutil.which("dockerd"):
             raise RuntimeError("no Docker engine: install Debian's docker.io (native/install-deps.sh does)")
+        self._start()
+
+    def _start(self) -> None:
         self.log = Path(tempfile.mkdtemp(prefix="ybbench-dockerd-")) / "dockerd.log"
         with open(self.log, "w") as f:
             self.proc = subprocess.Popen(["dockerd"], stdout=f, stderr=subprocess.STDOUT)
         wait_until(docker_answers, f"dockerd to answer (log: {self.log})", timeout=60, interval=0.5)
 
+    def restart(self) -> bool:
+        """Kills a deadlocked engine started here and starts another (its
+        containers, not live-restored, stop); False for one found running."""
+        if not self.proc:
+            return False
+        self.proc.kill()
+        self.proc.wait(60)
+        # Its containerd too, and the pid file: a zombie's pid (where pid 1 reaps none) would pass for a
+        # containerd still running, and the new dockerd would wait on it.
+        subprocess.run(["pkill", "-KILL", "-f", f"containerd --config {CONTAINERD_RUN}/containerd.toml"])
+        Path(CONTAINERD_RUN, "containerd.pid").unlink(missing_ok=True)
+        self._start()
+        return True
+
     def stop(self) -> None:
         if self.proc:
             self.proc.terminate()
-            self.proc.wait(60)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:  # deadlocked: it cannot stop its containers
+                self.proc.kill()
+                self.proc.wait(60)
+
+
+def take_down(engine: Engine, downs, projects=(PROJECT,)) -> None:
+    """A module's clean-up: the projects' containers killed one at a time,
+    then each `down(timeout=...)` in `downs`. Debian 12's dockerd 20.10.24
+    can deadlock when containers on a network exit at once (libnetwork's
+    processEndpointDelete against getSvcRecords: moby/moby#46661, fixed in
+    20.10.27), and `down` stops a service's containers at once: CI saw one
+    hang there. If the engine deadlocks anyway, one started here is
+    restarted and the downs run again."""
+    def run():
+        for project in projects:
+            ids = subprocess.run(["docker", "ps", "-q", "--filter", f"label=com.docker.compose.project={project}"],
+                                 capture_output=True, text=True, timeout=60).stdout.split()
+            for cid in ids:
+                subprocess.run(["docker", "kill", cid], capture_output=True, timeout=60)
+        for down in downs:
+            down(timeout=180)
+    try:
+        run()
+    except subprocess.TimeoutExpired as e:
+        if not engine.restart():
+            raise RuntimeError(f"the Docker engine stopped answering ({e.cmd}): restart dockerd") from e
+        run()
 
 
 def build_images() -> dict[str, str]:
