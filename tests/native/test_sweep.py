@@ -289,6 +289,9 @@ def test_closed_sweep_of_sql_inserts(binaries, postgres, tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == sorted([f"{sid}-vus1", f"{sid}-vus2", f"{sid}-vus4", "sweep.json"])
 
 
+# Quiet (tests/lanes.sh): "kept up with" (under 1% dropped) holds only with no neighbour but idle-priority
+# builds; beside lane 2's image builds k6 dropped 3 of 300 and 9 of 600 and the sweep rightly named no ceiling.
+@pytest.mark.quiet
 def test_open_model_sweep_of_sql_selects(binaries, postgres, tmp_path):
     table, prefix = f"sweep_{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:6]}"
     ins = ybbench_run("sql-inserts", postgres, tmp_path / "load", testid=prefix,
