@@ -128,11 +128,15 @@ def check_drift(result: dict) -> None:
     """Each p99 of the drift table is its window's in the run's own
     per-second.json: the first window from the soak's start, the last up to
     its end (k6's last push, a second after t_end). increase() counts from
-    the window's first push on, so what k6 timed before it (within a push,
-    1 s, of the window's or the run's first second: at the start, the slow
-    first iterations) is not in it: the p99 lies among those of the window
-    less its first 0, 1 or 2 seconds, within 20% (Prometheus' native
-    histograms: buckets 9% wide, interpolated in; per-second.json's 1%)."""
+    the window's first push to its last, so what k6 timed before the first
+    (within a push, 1 s, of the window's or the run's first second: at the
+    start, the slow first iterations) or after the last is not in it: the
+    p99 lies among those of the window less its first 0, 1 or 2 seconds and
+    its last 0, 1 or 2, within 20% (Prometheus' native histograms: buckets
+    9% wide, interpolated in; per-second.json's 1%). A 15 s window's p99
+    moves with one second: a cold run's last window read 17.55 ms in
+    Prometheus, 17.51 in per-second.json less its first second and last
+    two, 22.25 with them."""
     w = result["window_s"]
     windows = {"first": (result["t0"], result["t0"] + w), "last": (result["t_end"] + soak.PUSH_S - w,
                                                                     result["t_end"] + soak.PUSH_S)}
@@ -142,7 +146,8 @@ def check_drift(result: dict) -> None:
         for which, (lo, hi) in windows.items():
             for op, got in result["p99"][name][which].items():
                 start = max(lo, min(t for t, *_ in doc["ops"][op]))  # the op's first second in the window
-                want = [window_p99(folder, op, start + skip, hi) for skip in (0, 1, 2)]
+                want = [window_p99(folder, op, start + skip, hi - short)
+                        for skip in (0, 1, 2) for short in (0, 1, 2)]
                 assert min(want) / 1.2 <= got <= max(want) * 1.2, (name, which, op, got, want)
 
 
