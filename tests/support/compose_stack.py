@@ -59,14 +59,17 @@ class Engine:
         containers, not live-restored, stop); False for one found running."""
         if not self.proc:
             return False
+        self._kill()
+        self._start()
+        return True
+
+    def _kill(self) -> None:
         self.proc.kill()
         self.proc.wait(60)
         # Its containerd too, and the pid file: a zombie's pid (where pid 1 reaps none) would pass for a
-        # containerd still running, and the new dockerd would wait on it.
+        # containerd still running, and the next dockerd would wait on it.
         subprocess.run(["pkill", "-KILL", "-f", f"containerd --config {CONTAINERD_RUN}/containerd.toml"])
         Path(CONTAINERD_RUN, "containerd.pid").unlink(missing_ok=True)
-        self._start()
-        return True
 
     def stop(self) -> None:
         if self.proc:
@@ -74,8 +77,7 @@ class Engine:
             try:
                 self.proc.wait(60)
             except subprocess.TimeoutExpired:  # deadlocked: it cannot stop its containers
-                self.proc.kill()
-                self.proc.wait(60)
+                self._kill()
 
 
 def take_down(engine: Engine, downs, projects=(PROJECT,)) -> None:
@@ -83,8 +85,8 @@ def take_down(engine: Engine, downs, projects=(PROJECT,)) -> None:
     then each `down(timeout=...)` in `downs`. Debian 12's dockerd 20.10.24
     can deadlock when containers on a network exit at once (libnetwork's
     processEndpointDelete against getSvcRecords: moby/moby#46661, fixed in
-    20.10.27), and `down` stops a service's containers at once: CI saw one
-    hang there. If the engine deadlocks anyway, one started here is
+    20.10.27), and `down` stops a service's containers at once: a cold
+    run here hung there for good. If the engine deadlocks anyway, one started here is
     restarted and the downs run again."""
     def run():
         for project in projects:
