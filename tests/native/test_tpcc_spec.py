@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,6 +53,27 @@ def simulated_counts(terminals: int, seconds: float, runs: int = 4000, seed: int
     return {o: counts[:, i] for i, o in enumerate(ops)} | {"all": counts.sum(axis=1)}
 
 
+STALL_S = 1.0  # a TPC-C transaction of 2 warehouses that takes this long on this machine is a stall
+
+
+def stalled_transactions_s(per_second: Path) -> list[float]:
+    """The run's transactions (not its idle waits) of STALL_S or more, s, as k6 timed them (per-second.json's
+    histograms, 1% accurate)."""
+    doc = json.loads(per_second.read_text())
+    gamma = doc["histogram"]["gamma"]
+    took = [(2 * gamma ** i / (gamma + 1) / 1e6, c) for op in MIX for _, _, _, buckets in doc["ops"].get(op, [])
+            for i, c in buckets]  # a bucket reads back as 2 gamma^i / (gamma + 1) µs (docs/results-format.md)
+    return sorted(seconds for seconds, c in took if seconds >= STALL_S for _ in range(c))
+
+
+def explained_wait_s(stalls: list[float], transactions: int) -> float:
+    """The wait, s in all, that stalls of these lengths make on one VU: terminals fall due about as often as
+    transactions are made (transactions / SECONDS a second), so one of L s finds ~rate * L of them due while
+    it runs, each waiting L / 2 on average."""
+    rate = transactions / SECONDS
+    return sum(rate * length * length / 2 for length in stalls)
+
+
 @pytest.fixture(scope="module")
 def spec_run(binaries, postgres, tmp_path_factory):
     prefix, tag = f"ts{uuid.uuid4().hex[:6]}_", uuid.uuid4().hex[:6]
@@ -89,8 +111,15 @@ def test_tpmc_is_the_tables_new_orders_and_efficiency_is_over_12_86_a_warehouse(
     assert t["efficiency"] == pytest.approx(t["tpmc"] / (12.86 * W), rel=1e-9)
     # One VU (WAREHOUSES / 5, rounded up) runs the terminals of both warehouses.
     assert set(by_w) == {1, 2}, by_w
-    # Its transactions barely wait for each other on one connection (~60 in 60 s, each a few ms).
-    assert 0 <= t["terminal_wait_ms"] < 50, t
+    # Its transactions barely wait for each other on one connection (~60 in 60 s, each a few ms), but for the
+    # wait a stalled transaction explains: a cold run's VU finished nothing for ~8 s twice, beside image builds
+    # (847 ms of wait); two 8 s locks of the district table planted here gave 1,077 ms, 2,036 allowed. An idle
+    # wait that overshoots (sleep(1)) planted in the script: 600 ms, no stall, fails.
+    stalls = stalled_transactions_s(results / tid / "per-second.json")
+    assert len(stalls) <= 3, stalls
+    transactions = sum(s["ops"][op]["count"] for op in MIX)
+    assert 0 <= t["terminal_wait_ms"] < 50 + 2 * 1000 * explained_wait_s(stalls, transactions) / transactions, \
+        (t, stalls)
     said = (results / tid / "k6.log").read_text()
     assert f"efficiency {100 * t['efficiency']:.2f}% (spec mode: 20 terminals on 1 VU," in said, said[-2000:]
 
