@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ybbench.core import per_second
+
 from ..support.tpcc_orders import run_orders
 from ..support.ybbench_cli import USERS_K6, verify, ybbench, ybbench_run
 
@@ -56,13 +58,11 @@ def simulated_counts(terminals: int, seconds: float, runs: int = 4000, seed: int
 STALL_S = 1.0  # a TPC-C transaction of 2 warehouses that takes this long on this machine is a stall
 
 
-def stalled_transactions_s(per_second: Path) -> list[float]:
+def stalled_transactions_s(path: Path) -> list[float]:
     """The run's transactions (not its idle waits) of STALL_S or more, s, as k6 timed them (per-second.json's
     histograms, 1% accurate)."""
-    doc = json.loads(per_second.read_text())
-    gamma = doc["histogram"]["gamma"]
-    took = [(2 * gamma ** i / (gamma + 1) / 1e6, c) for op in MIX for _, _, _, buckets in doc["ops"].get(op, [])
-            for i, c in buckets]  # a bucket reads back as 2 gamma^i / (gamma + 1) µs (docs/results-format.md)
+    doc = json.loads(path.read_text())
+    took = [(per_second.value_ms(doc, i) / 1000, c) for op in MIX for i, c in per_second.buckets_of(doc, op).items()]
     return sorted(seconds for seconds, c in took if seconds >= STALL_S for _ in range(c))
 
 

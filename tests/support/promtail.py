@@ -11,10 +11,9 @@ import shlex
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
-from .stack import REPO, built
+from .stack import REPO, built, wait_until
 
 CONFIG = REPO / "compose" / "promtail" / "promtail.yml"
 # Its server on loopback and free ports; the config file stays unchanged.
@@ -100,10 +99,9 @@ class Follower:
         self.proc.wait(10)
         # Promtail, on SIGTERM, retries its unsent batches (for minutes once its Loki is gone): a run was seen
         # to leave one behind, retrying a stopped Loki. What is left of the group after 10 s is killed.
-        deadline = time.monotonic() + 10
-        while _group_alive(self.proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if _group_alive(self.proc.pid):
+        try:
+            wait_until(lambda: not _group_alive(self.proc.pid), "promtail to stop", timeout=10, interval=0.2)
+        except TimeoutError:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.out.close()
 
