@@ -126,10 +126,7 @@ def ext(compose_binaries, tmp_path_factory):
                       files=(root / "tests" / "compose" / "external_cluster.yml",))
 
     def down():
-        take_down(engine, [lambda timeout: cluster("down", "-v", "--remove-orphans", check=False, timeout=timeout),
-                           lambda timeout: stack("--profile", "bench", "down", "-v", "--remove-orphans", check=False,
-                                                 timeout=timeout)],
-                  projects=(CLUSTER_PROJECT, PROJECT))
+        take_down(engine, [(cluster, ()), (stack, ("--profile", "bench"))], projects=(CLUSTER_PROJECT, PROJECT))
 
     down()  # what an earlier, interrupted run left
     try:

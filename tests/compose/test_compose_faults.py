@@ -25,8 +25,8 @@ import uuid
 
 import pytest
 
-from ..support.compose_stack import (Compose, Engine, LokiApi, PromApi, build_images, eventually, owned_copy,
-                                     take_down)
+from ..support.compose_stack import (EVERY_PROFILE, Compose, Engine, LokiApi, PromApi, build_images, eventually,
+                                     owned_copy, take_down)
 from ..support.stack import BIN
 
 USER_UID = 12345
@@ -41,8 +41,7 @@ def new_testid(kind: str) -> str:
 def stack(compose_binaries, tmp_path_factory):
     engine = Engine()
     c = Compose(build_images(), root=owned_copy(tmp_path_factory.mktemp("checkout"), USER_UID))
-    every = ("--profile", "bench", "--profile", "pg", "--profile", "expand")
-    downs = [lambda timeout: c(*every, "down", "-v", "--remove-orphans", check=False, timeout=timeout)]
+    downs = [(c, EVERY_PROFILE)]
     take_down(engine, downs)  # what an earlier, interrupted run left
     try:
         c("up", "-d", "--wait", "--wait-timeout", "300", timeout=900)

@@ -33,6 +33,7 @@ from ybbench.core.files import write_json
 
 from ..support import results_files, room
 from ..support.compose_stack import (
+    EVERY_PROFILE,
     NETWORK,
     PROJECT,
     Compose,
@@ -65,8 +66,7 @@ def new_testid(kind: str) -> str:
 def compose(compose_binaries, tmp_path_factory):
     engine = Engine()
     c = Compose(build_images(), root=owned_copy(tmp_path_factory.mktemp("checkout"), USER_UID))
-    every = ("--profile", "bench", "--profile", "pg", "--profile", "expand")
-    downs = [lambda timeout: c(*every, "down", "-v", "--remove-orphans", check=False, timeout=timeout)]
+    downs = [(c, EVERY_PROFILE)]
     take_down(engine, downs)  # what an earlier, interrupted run left
     try:
         yield c

@@ -80,9 +80,14 @@ class Engine:
                 self._kill()
 
 
-def take_down(engine: Engine, downs, projects=(PROJECT,)) -> None:
+# Every profile the compose stack tests start: `down` takes the services of the profiles it is given only.
+EVERY_PROFILE = ("--profile", "bench", "--profile", "pg", "--profile", "expand")
+
+
+def take_down(engine: Engine, composes, projects=(PROJECT,)) -> None:
     """A module's clean-up: the projects' containers killed one at a time,
-    then each `down(timeout=...)` in `downs`. Debian 12's dockerd 20.10.24
+    then `compose(*profiles, "down", "-v", "--remove-orphans")` for each
+    (compose, profiles) in `composes`. Debian 12's dockerd 20.10.24
     can deadlock when containers on a network exit at once (libnetwork's
     processEndpointDelete against getSvcRecords: moby/moby#46661, fixed in
     20.10.27), and `down` stops a service's containers at once: a cold
@@ -94,8 +99,8 @@ def take_down(engine: Engine, downs, projects=(PROJECT,)) -> None:
                                  capture_output=True, text=True, timeout=60).stdout.split()
             for cid in ids:
                 subprocess.run(["docker", "kill", cid], capture_output=True, timeout=60)
-        for down in downs:
-            down(timeout=180)
+        for compose, profiles in composes:
+            compose(*profiles, "down", "-v", "--remove-orphans", check=False, timeout=180)
     try:
         run()
     except subprocess.TimeoutExpired as e:
