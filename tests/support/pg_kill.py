@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 from ybbench.report.pglocal import Postgres
 
+from .kernel import stat_fields
 from .stack import wait_until
 
 
@@ -40,8 +40,8 @@ def kill(pg: Postgres) -> None:
 
     def gone(p: int) -> bool:
         try:
-            return Path(f"/proc/{p}/stat").read_text().split(") ")[1][0] == "Z"  # a zombie holds nothing
-        except (FileNotFoundError, IndexError):
+            return stat_fields(p)[0] == "Z"  # a zombie holds nothing
+        except FileNotFoundError:
             return True
 
     wait_until(lambda: all(gone(p) for p in pids), "the killed server's processes to go")

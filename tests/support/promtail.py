@@ -13,6 +13,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+from .kernel import stat_fields
 from .stack import REPO, built, wait_until
 
 CONFIG = REPO / "compose" / "promtail" / "promtail.yml"
@@ -108,10 +109,10 @@ class Follower:
 
 def _group_alive(pgid: int) -> bool:
     """A process of the group runs (zombies left out: where pid 1 reaps none, an orphan's stays)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for pid in Path("/proc").glob("[0-9]*"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()  # after the command's name, which may hold spaces
-        except OSError:
+            fields = stat_fields(int(pid.name))
+        except OSError:  # gone since the glob
             continue
         if int(fields[2]) == pgid and fields[0] != "Z":
             return True
