@@ -15,13 +15,15 @@ import urllib.request
 import pytest
 import yaml
 
+from ..support.compose_stack import EVERY_PROFILE
 from ..support.stack import REPO, free_port, wait_until
 
 COMPOSE = REPO / "compose"
 
 
 def compose_config(folder) -> subprocess.CompletedProcess:
-    """`docker compose config` of every profile, as `up` would load it."""
+    """`docker compose config` of the bench and pg profiles, as `up` would load it: the three-node cluster
+    (expand's fourth tserver left out)."""
     return subprocess.run(["docker", "compose", "-f", str(folder / "docker-compose.yml"), "--profile", "bench",
                            "--profile", "pg", "config", "--format", "json"], capture_output=True, text=True)
 
@@ -29,9 +31,8 @@ def compose_config(folder) -> subprocess.CompletedProcess:
 def root_config(cwd, *args: str, env: dict | None = None) -> dict:
     """`docker compose config` as a user runs it at the repository root:
     no -f (Compose finds compose.yaml), every profile."""
-    p = subprocess.run(["docker", "compose", *args, "--profile", "bench", "--profile", "pg", "--profile", "expand",
-                        "config", "--format", "json"], cwd=cwd, capture_output=True, text=True,
-                       env={**os.environ, **(env or {})})
+    p = subprocess.run(["docker", "compose", *args, *EVERY_PROFILE, "config", "--format", "json"], cwd=cwd,
+                       capture_output=True, text=True, env={**os.environ, **(env or {})})
     assert p.returncode == 0, p.stderr
     assert "variable is not set" not in p.stderr, p.stderr
     return json.loads(p.stdout)
@@ -474,8 +475,8 @@ def external_config(tmp_path, *args: str, env: dict | None = None) -> subprocess
                 "DB_SSLROOTCERT": "certs/root.crt", "YBBENCH_CLUSTER_PASSWORD_FILE": str(tmp_path / "password")}
     settings.update(env or {})
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "DB_", "YSQL_", "YBBENCH_"))}
-    return subprocess.run(["docker", "compose", *args, "--profile", "bench", "--profile", "pg", "--profile", "expand",
-                           "config", "--format", "json"], cwd=REPO, capture_output=True, text=True,
+    return subprocess.run(["docker", "compose", *args, *EVERY_PROFILE, "config", "--format", "json"], cwd=REPO,
+                          capture_output=True, text=True,
                           env={**environ, **{k: v for k, v in settings.items() if v is not None}})
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from ..support.compose_stack import Compose, Engine, build_images
+from ..support.compose_stack import EVERY_PROFILE, Compose, Engine, build_images
 from ..support.stack import REPO, wait_until
 
 # Facts of the upstream Dockerfiles each stand-in follows (read 2026-11;
@@ -285,7 +285,7 @@ def compose_project(env: dict[str, str]) -> dict:
     """The compose file as the tests run it: every profile, with the
     override's stand-in images."""
     return json.loads(subprocess.run(
-        Compose.command("--profile", "bench", "--profile", "pg", "--profile", "expand", "config", "--format", "json"),
+        Compose.command(*EVERY_PROFILE, "config", "--format", "json"),
         cwd=REPO, env=env, capture_output=True, text=True, check=True).stdout)
 
 

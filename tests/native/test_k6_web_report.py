@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ..support.kernel import stat_fields
 from ..support.stack import BIN, REPO
 
 DATA_TAG = '<script id="data" type="application/json; charset=utf-8; gzip; base64">'
@@ -69,11 +70,10 @@ def tcp_listeners(pid: int) -> set[tuple[str, int]]:
 
 def k6_child(parent: int) -> int | None:
     k6 = (BIN / "k6").resolve()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for proc in Path("/proc").glob("[0-9]*"):
         try:  # any process may end between the listing and these reads
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            if int(fields[1]) == parent and (stat.parent / "exe").resolve(strict=True) == k6:
-                return int(stat.parent.name)
+            if int(stat_fields(int(proc.name))[1]) == parent and (proc / "exe").resolve(strict=True) == k6:
+                return int(proc.name)
         except OSError:
             continue
     return None

@@ -99,8 +99,8 @@ def diskstats(devices: list[str]) -> dict[str, float]:
 
 def stat_fields(pid: int) -> list[str]:
     """/proc/PID/stat's fields after the command's name (which may hold spaces and parentheses): [0] the
-    state, [2] the process group, [11] utime, [12] stime (proc(5), from field 3 on). FileNotFoundError once
-    the process is gone."""
+    state, [1] the parent, [2] the process group, [11] utime, [12] stime (proc(5), from field 3 on).
+    FileNotFoundError once the process is gone."""
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
