@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench.compare_calibration import BASE_VIEW, SLOW_VIEW, views, wilson, ybbench
 from bench.compare_resolution import run
-from ybbench.report.pglocal import Postgres
+from ybbench.local.pglocal import Postgres
 
 
 def one_ab(pg: Postgres, results: Path, aid: str, other_view: str, sel: dict) -> dict:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from bench.compare_resolution import BIN, run
 from ybbench.core.catalog import REPO
-from ybbench.report.pglocal import Postgres
+from ybbench.local.pglocal import Postgres
 
 BASE_VIEW, SLOW_VIEW = "ab_base", "ab_slow"
 

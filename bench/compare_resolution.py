@@ -28,7 +28,7 @@ import uuid
 from pathlib import Path
 
 from ybbench.core.catalog import REPO
-from ybbench.report.pglocal import Postgres
+from ybbench.local.pglocal import Postgres
 
 BIN = Path.home() / ".cache" / "ybbench" / "bin"
 

@@ -44,8 +44,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ybbench.core import run_folder
-from ybbench.report import pglocal, promlocal
-from ybbench.report.demo import find_k6
+from ybbench.local import pglocal, promlocal
+from ybbench.local.demo import find_k6
 from ybbench.run import k6run
 
 console = Console(width=150)

@@ -153,11 +153,21 @@ def _record(folder: Path, results: Path, history: str | None) -> None:
 
 
 def _history(a: argparse.Namespace) -> int:
-    from ybbench.report import history
+    from ybbench.analysis import history
 
     if a.history_command == "import":
         return history.import_command(a.results, a.history, a.folders)
-    return history.command(a.results, a.history, a.select, a.order_by, a.out, a.png, a.fail_on, a.min_change)
+    doc = history.analyse(a.results, a.history, a.select, a.order_by, a.fail_on, a.min_change)
+    if doc is None:
+        return 0
+    # The analysis writes history.json, the report draws history.html: the page sits above the analysis.
+    from ybbench.report import history_page
+
+    folder = history.folder_of(a.results, a.out)
+    charts = history_page.charts(doc)
+    history.write(doc, folder)
+    history_page.write(folder, doc, charts, a.png)
+    return history.finish(doc, folder, a.fail_on)
 
 
 def _doe(a: argparse.Namespace) -> int:
@@ -206,18 +216,29 @@ def _report(a: argparse.Namespace) -> int:
 
 
 def _compare(a: argparse.Namespace) -> int:
-    # numpy, scipy and matplotlib load only for this command.
-    from ybbench.report.compare import command
+    return compare_command(a.base, a.other, a.results, a.prometheus, a.out, a.alpha, a.allow_different_workloads,
+                           a.png, a.fail_on, a.history)
 
-    return command(a.base, a.other, a.results, a.prometheus, a.out, a.alpha, a.allow_different_workloads, a.png,
-                   a.fail_on, a.history)
+
+def compare_command(base: str, others: list[str], results: str, prometheus: str | None, out: str | None,
+                    alpha: float, allow_different: bool, png_dir: str | None, fail_on: list[str],
+                    history: str | None) -> int:
+    """`ybbench compare`: the analysis (analysis/compare.py) finds compare.json's document, the report draws
+    compare.html and its charts from it (report/compare_page.py), then the analysis writes the folder."""
+    # numpy, scipy and matplotlib load only for this command.
+    from ybbench.analysis import compare
+    from ybbench.report import compare_page, seed_charts
+
+    found = compare.analyse(base, others, results, prometheus, out, alpha, allow_different, png_dir, fail_on, history,
+                            seed_charts.rate_chart)
+    return compare.write(found, *compare_page.render(found))
 
 
 def _ab(a: argparse.Namespace) -> int:
     import time
 
+    from ybbench.analysis import compare, compare_gate
     from ybbench.experiments.ab import command
-    from ybbench.report import compare, compare_gate
 
     compare_gate.parse(list(a.fail_on))  # a bad rule before any load
     resolve = ab_resolve(a)
@@ -233,7 +254,7 @@ def _ab(a: argparse.Namespace) -> int:
               f"{a.max_repeat})", flush=True)
         plan, code = command(a)
     out = plan.folder / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
-    got = compare.command(plan.id, [], str(plan.results), plan.prometheus, str(out), a.alpha, False, None,
+    got = compare_command(plan.id, [], str(plan.results), plan.prometheus, str(out), a.alpha, False, None,
                           a.fail_on, a.history)
     return got or code
 
@@ -264,7 +285,7 @@ def _reproduce(a: argparse.Namespace) -> int:
 
 
 def _demo(a: argparse.Namespace) -> int:
-    from ybbench.report.demo import command
+    from ybbench.local.demo import command
 
     return command(a.results, a.vus, a.duration, a.png)
 
@@ -278,10 +299,11 @@ def _verify(a: argparse.Namespace) -> int:
 def report_exprs() -> list[str]:
     """The PromQL the report reads (k6's charts, the seeds' figures), for
     doctor, which sits below report/ and takes them from here."""
+    from ybbench.core.prom import prom_queries
     from ybbench.doctor.queries import PLACEHOLDER
-    from ybbench.report import page, seed_charts, tpcc
+    from ybbench.report import seed_charts, tpcc
 
-    exprs = [*page.prom_queries(PLACEHOLDER, "1m").values(), tpcc.promql(PLACEHOLDER, "1m")]  # any run's
+    exprs = [*prom_queries(PLACEHOLDER, "1m").values(), tpcc.promql(PLACEHOLDER, "1m")]  # any run's
     return exprs + [spec.promql(suffix, "1m") for spec in seed_charts.specs() for suffix in spec.queries]
 
 

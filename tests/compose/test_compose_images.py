@@ -418,7 +418,7 @@ def test_the_ybbench_image_has_otava_where_the_real_image_puts_it(fs, images):
     real = (REPO / "compose" / "ybbench" / "Dockerfile").read_text()
     venv = re.search(r"python3 -m venv (\S+)", real)[1]
     program = re.search(r"^ENV YBBENCH_OTAVA=(\S+)$", real, re.M)[1]
-    assert (venv, program) == ("/opt/otava", "/opt/otava/bin/otava")  # the path report/otava.py's docstring names
+    assert (venv, program) == ("/opt/otava", "/opt/otava/bin/otava")  # the path analysis/otava.py's docstring names
     image = fs("ybbench")
     assert image.env("YBBENCH_OTAVA") == program
     assert image.which(program) == program
@@ -433,7 +433,7 @@ def test_the_ybbench_image_has_otava_where_the_real_image_puts_it(fs, images):
     # And what Python 3.11's ensurepip puts in a new venv (its _PACKAGES: setuptools, pip); nothing else.
     assert set(installed) - set(pinned) == {"pip", "setuptools"}, set(installed) - set(pinned)
     script = " && ".join([
-        "python3 -c 'from ybbench.report import otava; print(\"program\", otava.program())'",
+        "python3 -c 'from ybbench.analysis import otava; print(\"program\", otava.program())'",
         f"{venv}/bin/python3 -c 'import numpy, sys; print(\"numpy\", numpy.__version__, sys.prefix)'",
         '"$YBBENCH_OTAVA" analyze --help'])
     run = subprocess.run(["docker", "run", "--rm", "--network", "none", "--entrypoint", "sh", images["ybbench"], "-c",

@@ -20,8 +20,8 @@ import sys
 import numpy as np
 import pytest
 
+from ybbench.analysis import otava
 from ybbench.core.files import write_json
-from ybbench.report import otava
 
 from ..support import results_files, shared
 from ..support.stack import REPO

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from ybbench.report import page
+from ybbench.core.prom import prom_queries
 
 from ..support.dashboards import boards, fill, panels
 from ..support.ybbench_cli import ybbench, ybbench_run
@@ -148,7 +148,7 @@ def test_ops_panels_and_the_reports_ops_sum_to_the_rows(looped, prometheus):
     rows, bound, push = looped["rows"], edge_bound(looped["inserts"]), float(g["step"])
     queries = [(f"{b} / {t}", x["expr"]) for b, t in OPS_PANELS for x in targets(b, t)
                if "$other" not in x["expr"]]  # compare-runs' other: the same run shifted
-    queries.append(("report ops_per_second", page.prom_queries(looped["testid"], g["window"])["ops_per_second"]))
+    queries.append(("report ops_per_second", prom_queries(looped["testid"], g["window"])["ops_per_second"]))
     for where, expr in queries:
         expr = fill(expr, values(looped, g))
         got = evaluate(prometheus, expr, g)
@@ -196,7 +196,7 @@ def test_latency_panels_read_the_statements_only(looped, prometheus):
     to_ms = {"s": 1000.0, "ms": 1.0}
     queries = [(f"{b} / {t}", x["expr"], to_ms[unit(b, t)]) for b, t in LATENCY_PANELS for x in targets(b, t)
                if "$other" not in x["expr"]]
-    report = page.prom_queries(looped["testid"], g["window"])
+    report = prom_queries(looped["testid"], g["window"])
     queries += [(f"report {k}", report[k], 1.0) for k in ("latency_avg_ms", "latency_p99_ms")]
     # The run's own statement latency (summary.json: our Go module's histograms of every insert, 3 significant
     # digits): every window's figure is under the slowest statement (with a native-histogram bucket's width, ~9%,

@@ -14,7 +14,8 @@ import zlib
 
 import yaml
 
-from ybbench.report import page, seed_charts
+from ybbench.core.prom import prom_queries
+from ybbench.report import seed_charts
 
 from ..compose.images.yugabytedb.yb_standin import ADVANCE_PER_S  # the fixtures' setting, not a rate
 from .captures import capture_names, capture_series_per_tserver
@@ -114,9 +115,9 @@ def counters_read(prom, expr: str) -> set[str]:
 
 
 def report_exprs() -> list[str]:
-    """The report's PromQL (ybbench/report/page.py's k6 charts, seed_charts.py's
+    """The report's PromQL (ybbench/core/prom.py's k6 charts, seed_charts.py's
     figures), and a selector of each capture metric its code names elsewhere."""
-    exprs = list(page.prom_queries("any", "20s").values())
+    exprs = list(prom_queries("any", "20s").values())
     exprs += [spec.promql(suffix, "20s") for spec in seed_charts.specs() for suffix in spec.queries]
     code = " ".join(p.read_text() for p in sorted((REPO / "ybbench" / "report").glob("*.py")))
     named = set(re.findall(r"[A-Za-z_:][A-Za-z0-9_:]*", code)) & set(capture_names())

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ybbench.report.pglocal import Postgres
+from ybbench.local.pglocal import Postgres
 
 from .kernel import stat_fields
 from .stack import wait_until

@@ -17,7 +17,7 @@ from typing import NoReturn
 
 import pytest
 
-from ybbench.report import otava
+from ybbench.analysis import otava
 
 from .stack import SHARED
 

@@ -12,7 +12,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from ybbench.report.pglocal import PG_BIN, Postgres, free_port, run_checked
+from ybbench.local.pglocal import PG_BIN, Postgres, free_port, run_checked
 
 from ..compose.images.yugabytedb.yb_standin import metrics_server
 

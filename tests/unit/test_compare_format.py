@@ -10,8 +10,9 @@ import shutil
 import subprocess
 import sys
 
+from ybbench.analysis import compare_gate
 from ybbench.core import formats, run_folder
-from ybbench.report import compare_gate, compare_html
+from ybbench.report import compare_html
 
 from ..support.stack import REPO
 

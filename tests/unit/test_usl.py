@@ -1,4 +1,4 @@
-"""The Universal Scalability Law fit (ybbench/experiments/scale/usl.py): it recovers known
+"""The Universal Scalability Law fit (ybbench/core/usl.py): it recovers known
 λ, σ and κ from noisy synthetic data, within its intervals; the peak and
 the efficiencies are checked against plain arithmetic written here."""
 
@@ -10,7 +10,7 @@ import random
 import pytest
 
 from ybbench.core.errors import UserError
-from ybbench.experiments.scale import usl
+from ybbench.core import usl
 
 LAM, SIGMA, KAPPA = 1000.0, 0.05, 0.002
 NODES = list(range(1, 33))

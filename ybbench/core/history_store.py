@@ -1,5 +1,5 @@
 """The history store: every finished run's headline figures, kept across runs
-for `ybbench history` (report/history.py).
+for `ybbench history` (analysis/history.py).
 
 Where: an SQLite file, <results>/history.sqlite by default, or a PostgreSQL
 database given by URL (--history postgresql://user@host/db, or the

@@ -159,7 +159,8 @@ def plan(a) -> Plan:
 
 def command(a) -> tuple[Plan, int]:
     """Run (or resume) the ab; the plan and the exit code of its runs (99: a run's thresholds were crossed).
-    The comparison after it is the CLI's (report/compare.py: report comes after experiments)."""
+    The comparison after it is the CLI's (analysis/compare.py, its page report/compare_page.py: report
+    comes after experiments)."""
     p = plan(a)
     print(f"ab {p.id}: {p.workload}, {p.repeat} runs a side in the order "
           f"{' '.join('A' if s == 'base' else 'B' for s, _ in order(p.repeat))}"

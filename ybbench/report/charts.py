@@ -17,6 +17,17 @@ def png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
+def over_time_png(fig, ax, xlabel: str, ylabel: str, title: str) -> str:
+    """A chart of values over time finished as every one is (its labels,
+    the y axis from 0, the legend) and drawn: png()."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    return png(fig)
+
+
 def line_chart(title: str, ylabel: str, series: dict[str, dict], start: float, end: float,
                whole_run: dict[str, dict | None] | None = None,
                whole_label: str = "whole run (bracketing scrapes)") -> str:
@@ -50,12 +61,7 @@ def line_chart(title: str, ylabel: str, series: dict[str, dict], start: float, e
         ax.plot([], [], linestyle=":", color="grey", label=whole_label)
     ax.axvline(0, color="grey", linewidth=0.8)
     ax.axvline(end - start, color="grey", linewidth=0.8)
-    ax.set_xlabel("seconds since the run started (grey lines: start and end)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    return png(fig)
+    return over_time_png(fig, ax, "seconds since the run started (grey lines: start and end)", ylabel, title)
 
 
 def bar_chart(title: str, ylabel: str, groups: list[str], bars: dict[str, list[float | None]]) -> str:

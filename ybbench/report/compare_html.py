@@ -7,6 +7,8 @@ from __future__ import annotations
 import html
 import math
 
+from ybbench.analysis.compare import spread_text
+
 STYLE = ("table.compare{border-collapse:collapse;font:13px sans-serif;margin:0.5em 0}"
          "table.compare th,table.compare td{border:1px solid #ccc;padding:3px 6px;text-align:right}"
          "table.compare td.text,table.compare th.text{text-align:left}"
@@ -35,30 +37,6 @@ def resolution(s: dict) -> str:
     if b is None and o is None:
         return "none"
     return f"{b} s" if b == o else f"{b or '-'} s / {o or '-'} s"
-
-
-def spread_text(s: dict) -> str:
-    """What the interval rests on: the runs a side, their spread, the history's runs."""
-    sp, n = s["spread"], s["runs"]
-    parts = [f"{n['base']} + {n['other']} runs"]
-    for side in ("base", "other"):
-        if sp.get(side) is not None:
-            parts.append(f"{side} runs {100 * sp[side]:.1f}% apart (sd)")
-    if sp.get("history_runs"):
-        parts.append(f"{len(sp['history_runs'])} earlier runs of the series in the history store "
-                     f"({', '.join(sp['history_runs'][:6])}{', ...' if len(sp['history_runs']) > 6 else ''})")
-    if sp.get("pooled") is not None:
-        parts.append(f"pooled spread {100 * sp['pooled']:.1f}%")
-    if s.get("df") is not None:
-        parts.append(f"df {s['df']:.1f}")
-    if s.get("pvalue") is not None:
-        parts.append(f"p {s['pvalue']:.2g}")
-    det = s.get("detectable")
-    if det and det.get("change") is not None:
-        need = det["runs_a_side_for"].get("0.05")
-        parts.append(f"a change of {100 * det['change']:.1f}% or more is found {round(10 * det['power'])} times in 10 "
-                     f"by runs this far apart; 5% needs {need if need else 'over 1000'} runs a side")
-    return ", ".join(parts)
 
 
 def rests_on(s: dict) -> str:

@@ -1,13 +1,17 @@
 """history.html: each series' metrics over its runs (matplotlib, inline PNG
 as the report's: report/charts.py), Otava's change points as red lines
-before the first run after each, and each segment's mean as a dashed level."""
+before the first run after each, and each segment's mean as a dashed level;
+drawn from analysis/history.py's history.json document."""
 
 from __future__ import annotations
 
+import base64
 import html
 import time
+from pathlib import Path
 
-from ybbench.report.charts import png
+from ybbench.core.files import write_file
+from ybbench.report.charts import over_time_png
 from ybbench.report.page import CSS
 
 
@@ -29,12 +33,8 @@ def chart(series: dict, metric: dict) -> str:
         ax.hlines(mean, a + 0.6, b + 0.4, colors="grey", linestyles="--", label="segment mean" if i == 0 else None)
     for i, cut in enumerate(cuts):
         ax.axvline(cut + 0.5, color="#c44e52", label="change point (Otava)" if i == 0 else None)
-    ax.set_xlabel("run, in the series' order")
-    ax.set_ylabel(metric["unit"])
-    ax.set_title(f"{series['workload']}: {metric['op']} {metric['unit']}", fontsize=10)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    return png(fig)
+    return over_time_png(fig, ax, "run, in the series' order", metric["unit"],
+                         f"{series['workload']}: {metric['op']} {metric['unit']}")
 
 
 def charts(doc: dict) -> dict[str, str]:
@@ -86,3 +86,10 @@ def page(doc: dict, pngs: dict[str, str]) -> str:
 
 def json_compact(d: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(d.items()))
+
+
+def write(folder: Path, doc: dict, pngs: dict[str, str], png_dir: str | None) -> None:
+    """history.html in the folder; with --png each chart as DIR/history-<chart>.png."""
+    write_file(folder / "history.html", page(doc, pngs))
+    for name, b64 in pngs.items() if png_dir else ():
+        write_file(Path(png_dir) / f"history-{name}.png", base64.b64decode(b64))

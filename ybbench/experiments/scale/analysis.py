@@ -17,11 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ybbench.core import catalog, charts, formats, run_folder
+from ybbench.core import catalog, charts, formats, run_folder, usl
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
 from ybbench.experiments import campaign
-from ybbench.experiments.scale import usl
 from ybbench.experiments.scale.file import Cluster, Measurements, Point, load_clusters, load_results
 
 ONE_HOST = "{n} nodes on one host: the fit describes this host, not a cluster"

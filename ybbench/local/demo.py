@@ -1,8 +1,8 @@
 """`ybbench demo`: a first look without Docker or YugabyteDB.
 
-Starts a throwaway local PostgreSQL 15 (ybbench/report/pglocal.py) and, where
+Starts a throwaway local PostgreSQL 15 (ybbench/local/pglocal.py) and, where
 their binaries are found, a throwaway Prometheus and node_exporter
-(ybbench/report/promlocal.py), runs a short sql-inserts then sql-selects over the
+(ybbench/local/promlocal.py), runs a short sql-inserts then sql-selects over the
 keys it wrote, writes the report of both runs (ybbench/report/page.py), and stops
 them all.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ybbench.core import run_folder
 from ybbench.core.errors import UserError
+from ybbench.local import pglocal, promlocal
 from ybbench.report import page as report
-from ybbench.report import pglocal, promlocal
 from ybbench.run import k6run
 
 # The demo's own Prometheus scrapes every second (the stack's is 5 s), so

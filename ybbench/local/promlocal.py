@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from ybbench.core.catalog import REPO
-from ybbench.report.pglocal import free_port
+from ybbench.local.pglocal import free_port
 from ybbench.run.targets import Cluster
 
 CACHE_BIN = Path(os.environ.get("YBBENCH_CACHE", Path.home() / ".cache" / "ybbench")) / "bin"

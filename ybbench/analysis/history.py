@@ -1,6 +1,8 @@
 """`ybbench history`: the runs in the history store (core/history_store.py)
-as series, each metric's change points from Apache Otava (report/otava.py),
-and what differed where a change happened.
+as series, each metric's change points from Apache Otava (analysis/otava.py),
+and what differed where a change happened. This module computes and writes
+history.json; history.html and its charts are report/history_page.py's
+(cli.py calls both).
 
 A series is the runs that share workload and knobs (core/history_record.py
 series_key), or, with --select, every run matching it (its knobs may then
@@ -27,10 +29,9 @@ import sys
 import time
 from pathlib import Path
 
+from ybbench.analysis import otava
 from ybbench.core import formats, history_store
 from ybbench.core.errors import UserError
-from ybbench.core.files import write_file
-from ybbench.report import otava
 
 KINDS = {"ops_per_s": ("ops/s", 1), "p99_ms": ("p99 ms", -1)}
 MIN_RUNS = 3  # fewer, and there is no series to split
@@ -245,10 +246,11 @@ def parse_min_change(text: str | None) -> float:
     return pct / 100
 
 
-def command(results: str, history: str | None, select: str | None, order_by: str, out: str | None,
-            png_dir: str | None, fail_on: str | None, min_change: str | None = None) -> int:
-    from ybbench.report import history_page
-
+def analyse(results: str, history: str | None, select: str | None, order_by: str, fail_on: str | None,
+            min_change: str | None = None) -> dict | None:
+    """history.json's document (the store's change points replaced as it
+    goes); None when --fail-on has no series to judge yet (said: the gate
+    passes)."""
     if fail_on not in (None, "regression"):
         raise UserError(f"--fail-on {fail_on!r}: regression")
     magnitude = parse_min_change(min_change)
@@ -257,18 +259,25 @@ def command(results: str, history: str | None, select: str | None, order_by: str
     if not doc["series"] and fail_on:
         # Nothing to judge yet (a CI job's first runs): the gate passes, saying so.
         print(f"history: no series of {MIN_RUNS} runs or more yet in {history_store.shown(where)}: no regression")
-        return 0
+        return None
     if not doc["series"]:
         raise UserError(f"history {history_store.shown(where)}: no series of {MIN_RUNS} runs or more"
                         + (f" matching --select {select}" if select else ""))
-    folder = Path(out) if out else Path(results) / "history"
-    charts = history_page.charts(doc)
-    formats.write(folder / "history.json", "history", doc)
-    write_file(folder / "history.html", history_page.page(doc, charts))
-    for name, b64 in charts.items() if png_dir else ():
-        import base64
+    return doc
 
-        write_file(Path(png_dir) / f"history-{name}.png", base64.b64decode(b64))
+
+def folder_of(results: str, out: str | None) -> Path:
+    """Where history.json and history.html go: --out, else <results>/history."""
+    return Path(out) if out else Path(results) / "history"
+
+
+def write(doc: dict, folder: Path) -> None:
+    formats.write(folder / "history.json", "history", doc)
+
+
+def finish(doc: dict, folder: Path, fail_on: str | None) -> int:
+    """The table, where the page is, and the gate: exit 1 with --fail-on
+    regression when a series has one, else 0."""
     print_table(doc)
     print(f"history: {folder / 'history.html'}")
     if fail_on == "regression":

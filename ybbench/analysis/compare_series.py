@@ -55,7 +55,7 @@ Designs: each effect q_i in both, the change and its interval.
     place of 1 − α/2, as Lenth's SME does ("significant over all").
 
 Scale: λ, σ, κ of both fits, refitted from results.json's points with
-experiments/scale/usl.py (its covariance is not in results.json), and
+core/usl.py (its covariance is not in results.json), and
 
     Δ = p_O − p_B ± t(1 − α/2; ν) · sqrt(se_B² + se_O²),
 
@@ -69,23 +69,18 @@ gives no interval, and says so.
 
 from __future__ import annotations
 
-import base64
-import html
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ybbench.core import bootstrap, formats, history_store, run_folder, run_stats
+from ybbench.analysis import compare_groups
+from ybbench.core import bootstrap, history_store, run_folder, run_stats, usl
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
-from ybbench.core.files import staged_dir, write_file
+from ybbench.core.prom import Prom
 from ybbench.core.services import check_ready
-from ybbench.experiments.scale import usl
-from ybbench.report import compare_groups
-from ybbench.report.charts import png
-from ybbench.report.page import Prom
 
 SWEEP, DOE, RESULTS = "sweep.json", "doe.json", "results.json"
 KINDS = {"run": "a run", "sweep": "a sweep", "design": "a design", "scale": "a scale fit"}
@@ -93,7 +88,7 @@ DESIGN_METHOD = ("each effect's change Δ = q(other) − q(base), interval Δ ±
                  "s each design's own standard error of an effect (its replications' s_q, or Lenth's PSE with "
                  "d = m/3), ν Welch–Satterthwaite from their degrees of freedom; significant over all m effects: "
                  "t at the Šidák level (1 + (1 − α)^(1/m))/2")
-SCALE_METHOD = ("λ, σ, κ refitted from each results.json's points (experiments/scale/usl.py: least squares, "
+SCALE_METHOD = ("λ, σ, κ refitted from each results.json's points (core/usl.py: least squares, "
                 "standard errors from its covariance); difference other − base ± t(1 − α/2; ν)·sqrt(se_base² + "
                 "se_other²), ν Welch–Satterthwaite from each fit's m − 3 degrees of freedom; N* = sqrt((1 − σ)/κ) "
                 "as a ratio, exp(Δ log N* ± t·sqrt(V_base + V_other)), V = Var(log N*) by the delta method with "
@@ -444,7 +439,7 @@ def compare_scales(base: Series, other: Series, alpha: float) -> dict:
     return {"kind": "scale", "base": base.id, "other": other.id, "fits": {base.id: fb, other.id: fo}, "rows": rows}
 
 
-# --- the comparison, the table, the page ----------------------------------
+# --- the comparison and its table (its page: report/compare_page.py) -------
 
 def compare(results: Path, base_id: str, other_ids: list[str], prometheus: str | None, alpha: float,
             allow_different: bool, per_second) -> dict:
@@ -560,66 +555,3 @@ def table(doc: dict) -> str:
     if doc.get("prometheus_note"):
         lines.append(doc["prometheus_note"])
     return "\n".join(lines)
-
-
-def _chart(c: dict) -> str | None:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 3.4))
-    ax = fig.add_subplot()
-    if c["kind"] == "sweep":
-        key = c["key"]
-        for sid, s in c["sides"].items():
-            xs = [st[key] for st in s["steps"]]
-            ax.plot(xs, [st["ops_per_s"] for st in s["steps"]], marker="o", label=sid)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel(key)
-        ax.set_ylabel("ops/s (each step's summary.json)")
-        ax.set_title("ops/s per step, both sweeps", fontsize=10)
-    elif c["kind"] == "design":
-        names = [r["name"] for r in c["rows"]]
-        ch = [r["change"] for r in c["rows"]]
-        err = [0 if r["low"] is None else r["change"] - r["low"] for r in c["rows"]]
-        ax.bar(range(len(names)), ch, yerr=err, capsize=4)
-        ax.axhline(0, color="grey", linewidth=0.8)
-        ax.set_xticks(range(len(names)), names)
-        ax.set_ylabel(f"change of q ({c['response']})")
-        ax.set_title(f"effects: {c['other']} − {c['base']}, with intervals", fontsize=10)
-    else:
-        peaks = [x for x in (c["rows"]["n_star"]["base"], c["rows"]["n_star"]["other"]) if x]
-        top = max([f["max_nodes"] for f in c["fits"].values()] + [1.2 * x for x in peaks])
-        grid = np.linspace(1, min(top, 256), 100)
-        for sid, f in c["fits"].items():
-            ax.plot(grid, usl.model(grid, f["lambda"]["value"], f["sigma"]["value"], f["kappa"]["value"]), label=sid)
-        ax.set_xlabel("nodes (N)")
-        ax.set_ylabel("fitted throughput")
-        ax.set_title("USL fits, both series", fontsize=10)
-    if c["kind"] != "design":
-        ax.legend(fontsize=8)
-    return png(fig)
-
-
-def page(doc: dict, pngs: list[str]) -> str:
-    """pngs: each comparison's chart (_chart), in order."""
-    e = html.escape
-    figs = "".join(f'<figure><img alt="{e(c["base"])} against {e(c["other"])}" '
-                   f'src="data:image/png;base64,{b64}"></figure>' for c, b64 in zip(doc["comparisons"], pngs))
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title></head><body>"
-            f"<h1>ybbench compare: {e(doc['kind'])}s</h1><p>Base {e(doc['base'])}; others "
-            f"{e(', '.join(doc['others']))}. Method: {e(doc['method'])}; alpha {doc['alpha']:g}.</p>"
-            f"<pre>{e(table(doc))}</pre>{figs}</body></html>\n")
-
-
-def command(base: str, others: list[str], results: Path, folder: Path, prometheus: str | None, alpha: float,
-            allow_different: bool, per_second, png_dir: Path | None = None) -> int:
-    doc = compare(results, base, others, prometheus, alpha, allow_different, per_second)
-    pngs = [_chart(c) for c in doc["comparisons"]]
-    text, body = table(doc), page(doc, pngs)
-    with staged_dir(folder) as stage:
-        formats.write(stage / "compare.json", "compare", {"format_version": formats.version("compare"), **doc})
-        write_file(stage / "compare.html", body)
-    for c, b64 in zip(doc["comparisons"], pngs) if png_dir else ():
-        write_file(png_dir / f"{folder.name}-{c['other']}.png", base64.b64decode(b64))
-    print(text)
-    print(f"compare: {folder}")
-    return 0

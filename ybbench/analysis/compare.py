@@ -1,7 +1,7 @@
 """`ybbench compare BASE OTHER [OTHER...]`: did the change make it faster?
 
 A side is a group of runs: a run id, run ids separated by commas, or an
-`ybbench ab` id alone (its base's and other's runs, report/compare_groups.py).
+`ybbench ab` id alone (its base's and other's runs, analysis/compare_groups.py).
 Per operation present in every run of both, each OTHER against BASE:
 - each run's throughput, the mean ops/s over its measured window (its
   warm-up seconds, params.json warmup_s, left out): when every run compared
@@ -23,6 +23,9 @@ What differs between the runs (workload, knobs, k6 exit code) is listed;
 different workloads are refused unless --allow-different-workloads.
 Output: a table on stdout; compare.json and compare.html in a new folder
 (--out, default <results>/compare-<time>), written whole or not at all.
+This module computes compare.json (analyse) and writes the folder (write);
+compare.html and the charts are drawn in between, by report/compare_page.py
+(cli.py calls the three).
 Ids that name series (sweeps, designs, scale fits) go to compare_series.py;
 two `ybbench reproduce` ids are compared phase by phase, each phase as a run.
 """
@@ -30,22 +33,20 @@ two `ybbench reproduce` ids are compared phase by phase, each phase as a run.
 from __future__ import annotations
 
 import base64
-import html
 import math
 import statistics
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ybbench.analysis import compare_gate, compare_groups
 from ybbench.core import formats, history_store, latency, run_folder, run_stats
 from ybbench.core import per_second as run_series
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir, write_file
+from ybbench.core.prom import Prom, k6_range, labelled_series, prom_queries, window_step
 from ybbench.core.services import check_ready
-from ybbench.report import compare_gate, compare_groups, compare_html, seed_charts
-from ybbench.report.compare_html import spread_text
-from ybbench.report.charts import png
-from ybbench.report.page import Prom, k6_range, labelled_series, prom_queries, window_step
 
 NO_SERIES = ("no verdict: a per-second series is needed (per-second.json, written by runs on a k6 with our Go "
              "module; or --prometheus, and runs made with --prometheus)")
@@ -175,10 +176,12 @@ def _run_p99(run: run_folder.Run, op: str, own: dict | None, latency_ms: dict) -
     return latency_ms.get("p99"), latency_ms.get("source", "")
 
 
-def over_time(run: run_folder.Run, prom: Prom) -> dict:
+def over_time(run: run_folder.Run, prom: Prom, rate_chart=None) -> dict:
     """The run's p99 per op (k6's native histogram) and CPU busy per node
     (node_exporter), over its window, as `ybbench report` computes them;
-    CPU points whose rate window reaches outside the run are marked partial."""
+    CPU points whose rate window reaches outside the run are marked partial.
+    rate_chart: the report's (report/seed_charts.py rate_chart), handed down
+    by cli.py, the layer above both; without it, the p99 alone."""
     start, end = run.window
     step = window_step(start, end)
     out = {}
@@ -188,8 +191,9 @@ def over_time(run: run_folder.Run, prom: Prom) -> dict:
         data = labelled_series(prom.range(q, start, end, step), "op")
         if data:
             out["p99_ms"] = {"query": q, "step": step, "data": data}
-    cpu, _ = seed_charts.rate_chart("cpu_cores_busy", {"testid": run.testid, "window": {"start": start, "end": end}},
-                                    prom, step)
+    if rate_chart is None:
+        return out
+    cpu, _ = rate_chart("cpu_cores_busy", {"testid": run.testid, "window": {"start": start, "end": end}}, prom, step)
     if cpu["data"]:
         out["cpu_cores_busy"] = {"query": cpu["queries"][""], "step": step, "data": cpu["data"],
                                  "curve": cpu["curve"]}
@@ -208,11 +212,12 @@ def _check_pair(base: run_folder.Run, o: run_folder.Run, allow_different: bool) 
 
 def compare_runs(results: Path, base_id: str | compare_groups.Group, other_ids: list, prometheus: str | None,
                  alpha: float, allow_different: bool, where: dict[str, Path] | None = None,
-                 history: compare_groups.History | None = None) -> dict:
+                 history: compare_groups.History | None = None, rate_chart=None) -> dict:
     """Each other group of runs against the base group, per op in all of
     their runs. A plain id is a group of one. where: the folder that holds a
     run, when not `results` (a reproduce's phases); history: the store whose
-    earlier runs give a side of one run its run-to-run spread."""
+    earlier runs give a side of one run its run-to-run spread; rate_chart:
+    over_time's, with --prometheus."""
     history = history or compare_groups.History(None)
     if not 0 < alpha < 1:
         raise UserError(f"--alpha {alpha}: between 0 and 1")
@@ -263,7 +268,7 @@ def compare_runs(results: Path, base_id: str | compare_groups.Group, other_ids: 
             doc["runs"][t]["ops"][op] = {"throughput": _throughput(r, op, prom, mine), "latency_ms": lat,
                                          "p99_ms": p99, "p99_source": p99_source}
         if prom:
-            doc["runs"][t]["over_time"] = over_time(r, prom)
+            doc["runs"][t]["over_time"] = over_time(r, prom, rate_chart)
     for g in other_gs:
         ops = {}
         for op in sorted(compared[g.label]):
@@ -367,7 +372,7 @@ def phases_of(results: Path, rid: str) -> dict[str, str] | None:
 
 def compare_reproduces(results: Path, base: str, others: list[str], phases: dict[str, dict | None],
                        prometheus: str | None, alpha: float, allow_different: bool,
-                       history: compare_groups.History | None = None) -> dict:
+                       history: compare_groups.History | None = None, rate_chart=None) -> dict:
     """Two (or more) `ybbench reproduce` runs: each phase against the base's
     phase of the same name, as runs are compared; compare.json's `phases`
     holds one run comparison per phase. phases: each id's phases_of, read once."""
@@ -384,12 +389,36 @@ def compare_reproduces(results: Path, base: str, others: list[str], phases: dict
         if with_it:
             where = {base_run: results / base, **{phases[o][name]: results / o for o in with_it}}
             doc["phases"][name] = compare_runs(results, base_run, [phases[o][name] for o in with_it], prometheus,
-                                               alpha, allow_different, where, history)
+                                               alpha, allow_different, where, history, rate_chart)
     return doc
 
 
 def _f(v, fmt: str) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
+
+
+def spread_text(s: dict) -> str:
+    """What the interval rests on: the runs a side, their spread, the history's runs."""
+    sp, n = s["spread"], s["runs"]
+    parts = [f"{n['base']} + {n['other']} runs"]
+    for side in ("base", "other"):
+        if sp.get(side) is not None:
+            parts.append(f"{side} runs {100 * sp[side]:.1f}% apart (sd)")
+    if sp.get("history_runs"):
+        parts.append(f"{len(sp['history_runs'])} earlier runs of the series in the history store "
+                     f"({', '.join(sp['history_runs'][:6])}{', ...' if len(sp['history_runs']) > 6 else ''})")
+    if sp.get("pooled") is not None:
+        parts.append(f"pooled spread {100 * sp['pooled']:.1f}%")
+    if s.get("df") is not None:
+        parts.append(f"df {s['df']:.1f}")
+    if s.get("pvalue") is not None:
+        parts.append(f"p {s['pvalue']:.2g}")
+    det = s.get("detectable")
+    if det and det.get("change") is not None:
+        need = det["runs_a_side_for"].get("0.05")
+        parts.append(f"a change of {100 * det['change']:.1f}% or more is found {round(10 * det['power'])} times in 10 "
+                     f"by runs this far apart; 5% needs {need if need else 'over 1000'} runs a side")
+    return ", ".join(parts)
 
 
 def table(doc: dict) -> str:
@@ -421,33 +450,19 @@ def table(doc: dict) -> str:
     return "\n".join(lines)
 
 
-def _overlay(title: str, ylabel: str, lines: list[tuple[str, dict, float]], step_plot: bool = False) -> str:
-    """Lines (label, {t, v[, partial]}, the run's start), each against seconds since its run's start;
-    points marked partial (their window reaches outside the run) left out."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 3.2))
-    ax = fig.add_subplot()
-    for label, s, start in lines:
-        keep = [i for i in range(len(s["t"])) if not (s.get("partial") or [False] * len(s["t"]))[i]]
-        x, y = [s["t"][i] - start for i in keep], [s["v"][i] for i in keep]
-        if step_plot:
-            ax.step(x, y, where="pre", marker=".", label=label)
-        else:
-            ax.plot(x, y, marker=".", label=label)
-    ax.set_xlabel("seconds since the run started (each run its own start)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    return png(fig)
-
-
 def overlay_charts(doc: dict) -> list[dict]:
     """Per op: ops/s and p99 of every run overlaid at their starts; CPU
-    busy per node of every run. Each: id, title, the lines' data, png."""
+    busy per node of every run. Each: id, title, source, the lines' data
+    (compare.json's charts), and how report/compare_page.py draws it:
+    ylabel, each line's run start (starts), step_plot."""
     charts = []
     runs = doc["runs"]
+
+    def chart(cid: str, title: str, source: str, lines: list[tuple[str, dict, float]], ylabel: str,
+              step_plot: bool = False) -> dict:
+        return {"id": cid, "title": title, "source": source, "lines": {t: s for t, s, _ in lines},
+                "ylabel": ylabel, "starts": {t: start for t, _, start in lines}, "step_plot": step_plot}
+
     for op in sorted({op for c in doc["comparisons"] for op in c["ops"]}):
         lines = [(tid, r["ops"][op]["throughput"]["series"], r["window"]["start"]) for tid, r in runs.items()
                  if op in r["ops"] and "series" in r["ops"][op]["throughput"]]
@@ -455,52 +470,51 @@ def overlay_charts(doc: dict) -> list[dict]:
             title = f"{op}: ops/s per {lines[0][1]['step_s']} s, runs overlaid at their start"
             source = (f"each run's {run_series.FILE}, the op's count per second" if "file" in lines[0][1] else
                       f"Prometheus {doc['prometheus']}: " + counter("<testid>", op) + ", differenced")
-            charts.append({"id": f"{op}-ops", "title": title, "source": source,
-                           "lines": {t: s for t, s, _ in lines}, "png": _overlay(title, "ops/s", lines, True)})
+            charts.append(chart(f"{op}-ops", title, source, lines, "ops/s", True))
         lines = [(tid, r["over_time"]["p99_ms"]["data"][op], r["window"]["start"]) for tid, r in runs.items()
                  if op in r.get("over_time", {}).get("p99_ms", {}).get("data", {})]
         if lines:
             title = f"{op}: p99 latency, ms, runs overlaid at their start"
             source = f"Prometheus {doc['prometheus']}: " + "; ".join(runs[t]["over_time"]["p99_ms"]["query"]
                                                                    for t, _, _ in lines)
-            charts.append({"id": f"{op}-p99", "title": title, "source": source, "lines": {t: s for t, s, _ in lines},
-                           "png": _overlay(title, "ms", lines)})
+            charts.append(chart(f"{op}-p99", title, source, lines, "ms"))
     lines = [(f"{tid} {node}", s, r["window"]["start"]) for tid, r in runs.items()
              for node, s in r.get("over_time", {}).get("cpu_cores_busy", {}).get("data", {}).items()]
     if lines:
         title = "CPU busy per node, cores, runs overlaid at their start (points inside each run)"
         source = f"Prometheus {doc['prometheus']}: " + "; ".join(dict.fromkeys(
             r["over_time"]["cpu_cores_busy"]["query"] for r in runs.values() if "cpu_cores_busy" in r.get("over_time", {})))
-        charts.append({"id": "cpu-cores-busy", "title": title, "source": source, "lines": {l: s for l, s, _ in lines},
-                       "png": _overlay(title, "cores", lines)})
+        charts.append(chart("cpu-cores-busy", title, source, lines, "cores"))
     return charts
 
 
-def section(doc: dict, charts: list[dict], title: str = "") -> str:
-    """One run comparison's table and overlay charts (a reproduce has one per phase)."""
-    e = html.escape
-    figs = [f'<figure><img alt="{e(c["title"])}" src="data:image/png;base64,{c["png"]}"><figcaption>{e(c["title"])}. '
-            f"Source: {e(c['source'])}.</figcaption></figure>" for c in charts]
-    head = f"<h2>{e(title)}</h2>" if title else ""
-    return head + compare_html.table(doc) + "".join(figs)
+# What compare.json keeps of each chart (the rest says how to draw it).
+CHART_KEYS = ("id", "title", "source", "lines")
 
 
-def page(doc: dict, sections: list[str]) -> str:
-    e = html.escape
-    first = next(iter(doc["phases"].values())) if doc.get("kind") == "reproduce" else doc
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench compare</title>"
-            f"<style>{compare_html.STYLE}</style></head><body>"
-            f"<h1>ybbench compare</h1><p>Base {e(doc['base'])}; others {e(', '.join(doc['others']))}. Statistics "
-            f"(alpha {first['alpha']:g}): {e(first['method'])}.</p>"
-            + compare_html.gate(doc) + "".join(sections) + "</body></html>\n")
+@dataclass
+class Comparison:
+    """What `ybbench compare` found, before its page is drawn: compare.json's
+    document, the table for stdout, and for runs each section's comparison
+    ("" alone; "phase NAME" each phase of reproduces) with its overlay
+    charts; series (sweeps, designs, scale fits) have no sections."""
+    folder: Path
+    doc: dict
+    text: str
+    png_dir: Path | None = None
+    rules: list = field(default_factory=list)
+    series: bool = False
+    parts: dict[str, dict] = field(default_factory=dict)
+    charts: dict[str, list[dict]] = field(default_factory=dict)
 
 
-def command(base: str, others: list[str], results: str, prometheus: str | None, out: str | None, alpha: float,
+def analyse(base: str, others: list[str], results: str, prometheus: str | None, out: str | None, alpha: float,
             allow_different: bool, png_dir: str | None = None, fail_on: list[str] = (),
-            history: str | None = None) -> int:
-    """Exit 0; with --fail-on, compare_gate.exit_code (1: a rule failed,
-    2: one cannot be judged). history: the store (default: the results
-    folder's, as `ybbench run` keeps it)."""
+            history: str | None = None, rate_chart=None) -> Comparison:
+    """compare.json's document, its table and its charts' data; nothing
+    written yet (write does, once report/compare_page.py has drawn the page).
+    history: the store (default: the results folder's, as `ybbench run`
+    keeps it); rate_chart: over_time's."""
     rules = compare_gate.parse(list(fail_on))
     results_dir = Path(results)
     folder = Path(out) if out else results_dir / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
@@ -509,41 +523,49 @@ def command(base: str, others: list[str], results: str, prometheus: str | None, 
     if png_dir and Path(png_dir).exists() and not Path(png_dir).is_dir():
         raise UserError(f"--png {png_dir}: exists and is not a folder")
     # Series (sweeps, designs, scale fits): compare_series.py, given this module's per_second.
-    from ybbench.report import compare_series
+    from ybbench.analysis import compare_series
 
+    pngs = Path(png_dir) if png_dir else None
     history = compare_groups.History(history_store.location(results_dir, history))
     if others and compare_series.any_series(results_dir, [base, *others]):
         if rules:
             raise UserError("--fail-on: gates runs (and reproduces) against runs; sweeps, designs and scale fits "
                             "have no gate yet")
-        return compare_series.command(base, others, results_dir, folder, prometheus, alpha, allow_different,
-                                      per_second, Path(png_dir) if png_dir else None)
+        doc = compare_series.compare(results_dir, base, others, prometheus, alpha, allow_different, per_second)
+        return Comparison(folder, doc, compare_series.table(doc), pngs, series=True)
     phases = {i: phases_of(results_dir, i) for i in [base, *others]} if others else {}
     if any(p is not None for p in phases.values()):
-        doc = compare_reproduces(results_dir, base, others, phases, prometheus, alpha, allow_different, history)
+        doc = compare_reproduces(results_dir, base, others, phases, prometheus, alpha, allow_different, history,
+                                 rate_chart)
         parts = {f"phase {name}": d for name, d in doc["phases"].items()}
     else:
         sides = compare_groups.groups(results_dir, base, others)
-        doc = compare_runs(results_dir, sides[0], sides[1:], prometheus, alpha, allow_different, history=history)
+        doc = compare_runs(results_dir, sides[0], sides[1:], prometheus, alpha, allow_different, history=history,
+                           rate_chart=rate_chart)
         parts = {"": doc}
     if rules:
         doc["gate"] = compare_gate.evaluate(doc, rules)
     text = "\n".join(f"{title}\n{table(d)}" if title else table(d) for title, d in parts.items())
-    body, pngs = [], {}
+    charts = {}
     for title, d in parts.items():
-        charts = overlay_charts(d)
-        d["charts"] = [{k: v for k, v in c.items() if k != "png"} for c in charts]
-        body.append(section(d, charts, title))
-        prefix = f"{folder.name}-{title.removeprefix('phase ')}-" if title else f"{folder.name}-"
-        pngs.update({f"{prefix}{c['id']}.png": c["png"] for c in charts})
-    with staged_dir(folder) as stage:
-        formats.write(stage / "compare.json", "compare", {"format_version": formats.version("compare"), **doc})
-        write_file(stage / "compare.html", page(doc, body))
-    for name, b64 in pngs.items() if png_dir else ():
-        write_file(Path(png_dir) / name, base64.b64decode(b64))
-    print(text)
-    print(f"compare: {folder}")
-    if rules:
-        print(f"gate {', '.join(doc['gate']['rules'])}:" + "".join(f"\n  {m}" for m in doc["gate"]["messages"]))
-        return compare_gate.exit_code(doc["gate"])
+        charts[title] = overlay_charts(d)
+        d["charts"] = [{k: c[k] for k in CHART_KEYS} for c in charts[title]]
+    return Comparison(folder, doc, text, pngs, rules, False, parts, charts)
+
+
+def write(c: Comparison, page: str, pngs: dict[str, str]) -> int:
+    """compare.json and compare.html (page) in the new folder, whole or not
+    at all; with --png each chart (pngs: file name -> base64 PNG); the
+    table. Exit 0; with --fail-on, compare_gate.exit_code (1: a rule failed,
+    2: one cannot be judged)."""
+    with staged_dir(c.folder) as stage:
+        formats.write(stage / "compare.json", "compare", {"format_version": formats.version("compare"), **c.doc})
+        write_file(stage / "compare.html", page)
+    for name, b64 in pngs.items() if c.png_dir else ():
+        write_file(c.png_dir / name, base64.b64decode(b64))
+    print(c.text)
+    print(f"compare: {c.folder}")
+    if c.rules:
+        print(f"gate {', '.join(c.doc['gate']['rules'])}:" + "".join(f"\n  {m}" for m in c.doc["gate"]["messages"]))
+        return compare_gate.exit_code(c.doc["gate"])
     return 0
