@@ -52,7 +52,10 @@ def capture_node_exporter(root: Path) -> Path:
 class ReplayedCluster:
     """Capture servers for `nodes` nodes, `masters` of them with a yb-master."""
 
-    def __init__(self, nodes: int, masters: int, block: int, root: Path, node_exporter_capture: Path):
+    def __init__(self, nodes: int, masters: int, block: int, root: Path, node_exporter_capture: Path,
+                 planted: dict[str, dict[str, float]] | None = None):
+        """planted: {host: {series regex: growth a second}}, a test's faults on
+        that node's tserver and node_exporter pages (yb_standin.metrics_server)."""
         if not 1 <= nodes <= 254 or not 1 <= masters <= nodes or not 1 <= block <= 254:
             raise ValueError(f"nodes 1-254, masters 1-nodes, block 1-254 (got {nodes}, {masters}, {block})")
         self.hosts = [f"127.{block}.0.{i}" for i in range(1, nodes + 1)]
@@ -64,8 +67,9 @@ class ReplayedCluster:
                 for kind in kinds:
                     name, port = YB_ENDPOINTS[kind]
                     capture = self._capture_for(root / "captures" / host, name, host)
-                    self.servers.append(CaptureServer(capture, host, port))
-                self.servers.append(CaptureServer(node_exporter_capture, host, NODE_EXPORTER_PORT, "/metrics"))
+                    self.servers.append(CaptureServer(capture, host, port, planted=(planted or {}).get(host)))
+                self.servers.append(CaptureServer(node_exporter_capture, host, NODE_EXPORTER_PORT, "/metrics",
+                                                  planted=(planted or {}).get(host)))
         except OSError as e:
             self.stop()
             raise RuntimeError(f"cannot listen on 127.{block}.0.x (another process holds a port there or on "

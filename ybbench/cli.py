@@ -80,6 +80,7 @@ def _run(a: argparse.Namespace) -> int:
               "leave out --doctor", file=sys.stderr)
         return 1
     print(f"results: {r.folder}")
+    _limits(r.folder, a.prometheus)
     _record(r.folder, Path(a.results), a.history)
     if a.report:
         # Reached with k6's exit 0 or 99 (thresholds crossed): a whole run either way.
@@ -142,6 +143,30 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         print(_version())
         parser.exit()
+
+
+def _limits(folder: Path, prometheus: str | None) -> None:
+    """What limited the run, kept as limits.json and said in its last lines
+    (analysis/limits.py); a Prometheus that stopped answering is said, and
+    the run's folder stays whole."""
+    from ybbench.analysis import limits
+
+    try:
+        doc = limits.record(folder, prometheus)
+    except UserError as e:
+        print(f"ybbench: {e}", file=sys.stderr)
+        return
+    print(f"limits: {doc['verdict']['text']} ({folder / limits.FILE})")
+
+
+def _limits_command(a: argparse.Namespace) -> int:
+    from ybbench.analysis import limits
+    from ybbench.core import run_folder
+
+    folder = run_folder.load(Path(a.results), a.testid).folder
+    doc = limits.record(folder, a.prometheus)
+    print("\n".join(limits.lines(doc)))
+    return 0
 
 
 def _record(folder: Path, results: Path, history: str | None) -> None:
@@ -380,6 +405,13 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--warmup", metavar="DURATION", help="the first seconds of the run that compare leaves out of "
                    "the measured window (kept as params.json warmup_s)")
     r.set_defaults(func=_run)
+
+    lm = sub.add_parser("limits", help="what limited a run, with the evidence: each resource's use against its "
+                        "capacity, and the verdict (kept as results/<testid>/limits.json; `run` does it itself)")
+    lm.add_argument("testid", help="the run")
+    lm.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
+    lm.add_argument("--prometheus", help="Prometheus URL (default: the run's own, from params.json)")
+    lm.set_defaults(func=_limits_command)
 
     hi = sub.add_parser("history", help="runs kept across time: each series' change points (Apache Otava), what "
                         "differed there; `history import` fills the store from results folders")

@@ -35,8 +35,9 @@ class Completed:
 
 def ybbench_run(workload: str, pg: Postgres, results: Path, *, testid: str, prometheus: str | None = None,
                 knobs: dict | None = None, password: str | None = None, extra_env: dict | None = None,
-                extra_args: list[str] = ()) -> Completed:
-    """`ybbench run` against the test PostgreSQL; the password goes in PGPASSWORD."""
+                extra_args: list[str] = (), prefix: list[str] = ()) -> Completed:
+    """`ybbench run` against the test PostgreSQL; the password goes in PGPASSWORD.
+    prefix: a command that ends by exec-ing the rest (e.g. one that joins a cgroup first)."""
     settings = {"YSQL_NODES": f"127.0.0.1:{pg.port}", "DB_USER": pg.user, "DB_NAME": pg.database, **(knobs or {})}
     cmd = [sys.executable, "-m", "ybbench", "run", workload, "--testid", testid, "--results", str(results), "--quiet"]
     for k, v in settings.items():
@@ -46,7 +47,7 @@ def ybbench_run(workload: str, pg: Postgres, results: Path, *, testid: str, prom
     cmd += list(extra_args)
     env = pg.env(password)
     env.update({"K6": str(BIN / "k6"), "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s", **(extra_env or {})})
-    p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    p = subprocess.run([*prefix, *cmd], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     return Completed(p.returncode, p.stdout + p.stderr, results / testid)
 
 

@@ -182,9 +182,10 @@ def test_a_complete_campaign_writes_every_run_and_its_record(tmp_path, fake):
     assert record_file(results) == COMPLETE
     assert sorted(snapshot(results)) == [
         "s1", "s1/mini.json",
-        "s1/s1-v1", "s1/s1-v1/k6.log", "s1/s1-v1/params.json", "s1/s1-v1/summary.json",
-        "s1/s1-v2", "s1/s1-v2/k6.log", "s1/s1-v2/params.json", "s1/s1-v2/summary.json",
-        "s1/s1-v3", "s1/s1-v3/k6.log", "s1/s1-v3/params.json", "s1/s1-v3/summary.json"]
+        # Each run's limits.json: what limited it, kept after the run (analysis/limits.py).
+        "s1/s1-v1", "s1/s1-v1/k6.log", "s1/s1-v1/limits.json", "s1/s1-v1/params.json", "s1/s1-v1/summary.json",
+        "s1/s1-v2", "s1/s1-v2/k6.log", "s1/s1-v2/limits.json", "s1/s1-v2/params.json", "s1/s1-v2/summary.json",
+        "s1/s1-v3", "s1/s1-v3/k6.log", "s1/s1-v3/limits.json", "s1/s1-v3/params.json", "s1/s1-v3/summary.json"]
     # The first run was read from the stage; what is kept names its final
     # folder. (Planted bug caught: campaign.py's `if staged: ... replace(...)`
     # removed: runs["s1-v1"].folder is the removed stage, .s1.xxxx/s1-v1.)
@@ -411,7 +412,8 @@ def test_without_a_record_file_a_failure_names_the_run_and_keeps_the_ones_before
     with pytest.raises(UserError) as e:
         go(mini(results, Loose))
     assert str(e.value) == f"step 2/3 v2: {BOOM}; the steps before it are kept in {results}"
-    assert sorted(snapshot(results)) == ["s1-v1", "s1-v1/k6.log", "s1-v1/params.json", "s1-v1/summary.json"]
+    assert sorted(snapshot(results)) == ["s1-v1", "s1-v1/k6.log", "s1-v1/limits.json", "s1-v1/params.json",
+                                         "s1-v1/summary.json"]
 
 
 def test_without_a_record_file_a_first_failure_says_nothing_is_kept(tmp_path, fake):

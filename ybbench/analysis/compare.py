@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ybbench.analysis import compare_gate, compare_groups
+from ybbench.analysis import compare_gate, compare_groups, limits
 from ybbench.core import formats, history_store, latency, run_folder, run_stats
 from ybbench.core import per_second as run_series
 from ybbench.core.catalog import TESTID
@@ -258,7 +258,7 @@ def compare_runs(results: Path, base_id: str | compare_groups.Group, other_ids: 
         start, end = r.window
         doc["runs"][t] = {"workload": r.params.get("workload"), "window": {"start": start, "end": end},
                           "warmup_s": warmup_of(r), "k6_exit_code": r.params.get("k6_exit_code"),
-                          "knobs": r.shown_knobs, "ops": {}}
+                          "knobs": r.shown_knobs, "ops": {}, "limited_by": limits.verdict_of(r.folder)}
         for op in sorted(wanted & set(r.summary["ops"])):
             # Every run's own 1 s series, or none of them: one resolution for all.
             mine = own[t] if all(own[x] and own[x]["ops"].get(op) for x in runs if op in runs[x].summary["ops"]) \
@@ -275,8 +275,25 @@ def compare_runs(results: Path, base_id: str | compare_groups.Group, other_ids: 
             ops[op] = _op_stat(doc, runs, base_g, g, op, alpha, history)
         doc["comparisons"].append({"base": base_g.label, "other": g.label, "base_runs": base_g.runs,
                                    "other_runs": g.runs, "differences": differences(first, runs[g.runs[0]]),
-                                   "ops": ops})
+                                   "ops": ops, "warnings": limit_warnings(doc["runs"], base_g, g)})
     return doc
+
+
+def limit_warnings(figures: dict, base_g, g) -> list[str]:
+    """A side whose runs the client limited measures the client, not the
+    database (analysis/limits.py); and a side whose runs were limited by
+    different resources, or not analysed, is said."""
+    out = []
+    for side in (base_g, g):
+        limited = {t: (figures[t].get("limited_by") or {}).get("limit") for t in side.runs}
+        client = sorted(t for t, lim in limited.items() if lim == "client")
+        if client:
+            out.append(f"{side.label}: {', '.join(client)} limited by the client: this comparison measures the "
+                       "client, not the database")
+        if len(set(limited.values())) > 1:
+            out.append(f"{side.label}: its runs had different limits (" + ", ".join(
+                f"{t} {lim or 'not analysed'}" for t, lim in sorted(limited.items())) + ")")
+    return out
 
 
 STATISTICS = ("the run is the unit: one value per run (mean ops/s over its measured window; p99 over it), "
@@ -442,6 +459,8 @@ def table(doc: dict) -> str:
                 lines.append(f"{'':<10}p99 per run: {_f(q['base_ms'], '.3f')} -> {_f(q['other_ms'], '.3f')} ms, "
                              f"ratio {_f(q['ratio'], '.3f')} [{_f(q['low'], '.3f')}, {_f(q['high'], '.3f')}]: "
                              f"{q['verdict']} ({spread_text(q)})")
+        for w in c.get("warnings", []):
+            lines.append(f"  warning: {w}")
         if c["differences"]:
             lines.append(f"  {c['other']} differs from {c['base']} in: " + "; ".join(
                 f"{k} {v['base']} -> {v['other']}" if k != "knobs" else

@@ -37,7 +37,7 @@ BY_NAME = {
     "params.json": "params", "summary.json": "summary", "events.json": "events", "verify.json": "verify",
     "compare.json": "compare", "sweep.json": "sweep", "doe.json": "doe", "reproduce.json": "reproduce",
     "report.json": "report", "doctor.json": "doctor", "history.json": "history", "per-second.json": "per-second",
-    "ab.json": "ab",
+    "ab.json": "ab", "usage.json": "usage", "limits.json": "limits",
 }
 # JSON in results/ that is not ybbench's: k6's own --summary-export.
 NOT_OURS = {"k6-summary.json"}

@@ -35,6 +35,21 @@ def _latency(op: dict, q: str) -> float | None:
     return lat.get(q)
 
 
+def _limits(folder: Path) -> dict | None:
+    """What limited the run and the CPU behind it (its limits.json,
+    analysis/limits.py), for the store's cpu column; None without one."""
+    path = folder / "limits.json"
+    if not path.is_file():
+        return None
+    doc = run_folder.read_json(path, f"run {folder.name}")
+    client = [f["figures"].get("cores_used") for f in doc["resources"] if f["resource"] == "client"]
+    nodes = [f["figures"] for f in doc["resources"] if f["resource"] == "server-cpu" and f["status"] != "not-visible"]
+    top = max(nodes, key=lambda n: n["share"]) if nodes else None
+    return {"limited_by": doc["verdict"]["limit"], "verdict": doc["verdict"]["text"],
+            "client_cores": sum(client) if client and None not in client else None,
+            "busiest_node": top and top["node"], "busiest_node_share": top and top["share"]}
+
+
 def figures(folder: Path) -> dict:
     """The store's row of the finished run in `folder` (a UserError naming
     what is missing or broken)."""
@@ -55,7 +70,7 @@ def figures(folder: Path) -> dict:
         "labels": run.params.get("labels", {}),
         "versions": {k: v for k, v in run.params.get("versions", {}).items() if not SECRET_NAMES.search(k)},
         "hosts": {"ysql": nodes},
-        "cpu": None,
+        "cpu": _limits(folder),
         "series_key": series_key(run.params["workload"], knobs),
         "ops": {
             name: {"ops_per_s": op.get("per_second"), "count": op.get("count"), "p50_ms": _latency(op, "p50"),

@@ -13,8 +13,8 @@ from pathlib import Path
 from ybbench.core import formats
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results-format.md"
-ORDER = ["params", "summary", "events", "verify", "report", "compare", "ab", "sweep", "doe", "reproduce", "doe-results",
-         "scale-results", "doctor", "history", "per-second"]
+ORDER = ["params", "summary", "usage", "limits", "events", "verify", "report", "compare", "ab", "sweep", "doe",
+         "reproduce", "doe-results", "scale-results", "doctor", "history", "per-second"]
 
 HEAD = """# Results format
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, ClassVar
 
+from ybbench.analysis import limits
 from ybbench.core import formats, history_record, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
@@ -256,6 +257,7 @@ class Campaign:
                 raise  # keeps_finished says where the finished runs are
             kept = f"; the {self.WHAT} before it are kept in {self.results}" if n > 1 else ""
             raise UserError(f"{child.head}: {e}{kept}", exit_code=e.exit_code) from None
+        limits.record(where / child.testid, self.prometheus)  # what limited it, in its folder before it is read
         return self._read(child, where / child.testid)
 
     def _added(self, doc: dict, child: Child, rec: dict, last: bool, where: Path) -> bool:

@@ -77,6 +77,7 @@ def table(doc: dict) -> str:
     ths = "".join(f'<th class="text">{e(h)}</th>' if i in text else f"<th>{e(h)}</th>" for i, h in enumerate(head))
     notes = []
     for c in doc["comparisons"]:
+        notes += [f'<p class="warning"><b>Warning:</b> {e(w)}</p>' for w in c.get("warnings", [])]
         if c["differences"]:
             notes.append(f"<p>{e(c['other'])} differs from {e(c['base'])} in: " + e("; ".join(
                 f"{k} {v['base']} -> {v['other']}" if k != "knobs" else

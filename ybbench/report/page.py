@@ -22,7 +22,7 @@ import os
 import time
 from pathlib import Path
 
-from ybbench.analysis import history_link
+from ybbench.analysis import history_link, limits
 from ybbench.core import formats, run_folder
 from ybbench.core.errors import UserError
 from ybbench.core.files import write_file
@@ -49,7 +49,8 @@ def load_run(results_dir: Path, testid: str) -> dict:
     params = dict(run.params, knobs=run.shown_knobs)
     started, finished = run.window
     return {"testid": testid, "folder": run.folder, "params": params, "summary": summary,
-            "window": {"start": started, "end": finished}, "doctor": doctor_verdict(run.doctor())}
+            "window": {"start": started, "end": finished}, "doctor": doctor_verdict(run.doctor()),
+            "limits": limits.load(run.folder)}
 
 
 def doctor_verdict(doc: dict | None) -> dict | None:
@@ -60,6 +61,19 @@ def doctor_verdict(doc: dict | None) -> dict | None:
     return {"ok": doc["ok"], "counts": doc["counts"],
             "checks": [{k: c[k] for k in ("name", "status", "found", "todo")}
                        for c in doc["checks"] if c["status"] in ("fail", "warn")]}
+
+
+def _limits_html(doc: dict | None) -> str:
+    """The page's first section: what limited the run, and each resource (limits.json)."""
+    e = html.escape
+    if doc is None:
+        return ("<h3>What limited this run</h3><p>Not analysed: the run has no limits.json "
+                "(`ybbench limits TESTID` writes it).</p>")
+    rows = "".join(f"<tr><td>{e(f['status'])}</td><td>{e(f['resource'])}</td><td>{e(f['text'])}</td></tr>"
+                   for f in doc["resources"])
+    return (f'<h3>What limited this run (limits.json)</h3><p class="verdict"><b>{e(doc["verdict"]["text"])}</b></p>'
+            f"<table><tr><th>status</th><th>resource</th><th>use against capacity, over the measured window</th>"
+            f"</tr>{rows}</table><p>How to read it: docs/why-this-number.md.</p>")
 
 
 def _doctor_html(d: dict | None) -> str:
@@ -224,6 +238,7 @@ def _run_html(run: dict, charts: list[dict], missing: list[str], tables: list[di
         f'<section id="run-{e(run["testid"])}"><h2>{e(run["testid"])} ({e(str(p.get("workload")))})</h2>',
         f"<p>Window: {_stamp(w['start'])} to {_stamp(w['end'])} ({w['end'] - w['start']:.1f} s, "
         f"params.json started/finished); k6 exit code {e(str(p.get('k6_exit_code')))}.</p>",
+        _limits_html(run.get("limits")),
         "<h3>k6 summary (summary.json)</h3><table><tr><th>op</th><th>ops</th><th>ops/s</th><th>p50 ms</th>"
         "<th>p95 ms</th><th>p99 ms</th><th>avg ms</th><th>max ms</th><th>errors</th></tr>",
         *rows, "</table>",
@@ -299,6 +314,7 @@ def report(testids: list[str], results: Path, prometheus: str | None, out: Path 
         data["runs"].append({"testid": run["testid"], "window": run["window"], "missing": missing,
                              "summary": run["summary"], "params": run["params"], "k6_report": k6_link,
                              "compares": compares, **({"doctor": run["doctor"]} if run.get("doctor") else {}),
+                             **({"limits": run["limits"]["verdict"]} if run.get("limits") else {}),
                              "charts": [{k: v for k, v in c.items() if k != "png"} for c in charts],
                              "tables": tables})
     page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ybbench report: "

@@ -18,7 +18,7 @@ from ybbench.core.catalog import KNOBS, REPO, SCRIPTS, SECRET_NAMES, TESTID, par
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
-from ybbench.run import faults, k6_features, keys_from as keys_from_run, thresholds as check_thresholds, versions
+from ybbench.run import faults, k6_features, keys_from as keys_from_run, thresholds as check_thresholds, usage, versions
 from ybbench.run import load_generators as gen
 from ybbench.run.k6_process import (
     K6_DASHBOARD_ENV,
@@ -121,9 +121,11 @@ def run(
             env.setdefault(k, v)  # the user's K6_WEB_DASHBOARD* win
         started = time.time()
         stamped: list[tuple[int, str]] = []  # (unix ns, line) for Loki
+        watch = usage.Watch(env)  # k6's CPU and the database's lock waits, for the run's limits
         with open(stage / "k6.log", "w") as log:
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             assert proc.stdout is not None
+            watch.add("k6", proc.pid, env)
             schedule = faults.Schedule(planned, say=(lambda s: None) if quiet else (lambda s: print(s, flush=True)))
             schedule.start()
             try:
@@ -141,8 +143,12 @@ def run(
                 proc.terminate()
                 proc.wait()
                 schedule.finish()
+                watch.stop()
                 raise
+            # k6's output has ended: it is about to exit, and its last CPU is read before it is reaped.
+            used = watch.stop()
             code = proc.wait()
+        usage.write(stage, used)
         happened = schedule.finish()
         failed = [e for e in happened if not e["ok"]]
         if planned:

@@ -30,7 +30,7 @@ from ybbench.core.catalog import KNOBS, SCRIPTS, SECRET_NAMES
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
 from ybbench.core.progress import parse_k6_progress
-from ybbench.run import summary_merge
+from ybbench.run import summary_merge, usage
 from ybbench.run import thresholds as check_thresholds
 from ybbench.run.k6_process import K6_DASHBOARD_ENV, K6_GO_ENV, K6_RAN, K6_REPORT, RunResult, k6_error
 
@@ -137,6 +137,7 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
         gens: list[Generator] = []
         lines: queue.Queue = queue.Queue()
         threads = []
+        watch = usage.Watch(env)  # each process's CPU, for the run's limits
         try:
             for i, name in enumerate(names):
                 folder = stage / "generators" / name
@@ -150,6 +151,7 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
                 proc = subprocess.Popen(cmd, env=genv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                         encoding="utf-8", errors="replace")
                 gens.append(Generator(name, seg[i], folder, proc, time.time()))
+                watch.add(name, proc.pid, genv)
             for g in gens:
                 t = threading.Thread(target=_pump, args=(g, lines), daemon=True)
                 t.start()
@@ -160,9 +162,11 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
             _stop(gens)
             for t in threads:
                 t.join(timeout=STOP_WAIT_S)
+            watch.stop()
             raise
         for t in threads:
             t.join()
+        usage.write(stage, watch.stop())
         if loki:
             for g in gens:
                 logs.push(loki, {"job": "ybbench", "workload": workload, "testid": testid, "generator": g.name},

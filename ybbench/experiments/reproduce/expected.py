@@ -257,6 +257,7 @@ def table_lines(doc: dict) -> list[str]:
     out = []
     for ph in doc["phases"]:
         out.append(f"phase {ph['name']} ({ph['workload']}, {ph['vus']} VUs, {ph['duration']}): run {ph['testid']}")
+        out.append(f"  limited by: {ph['limited_by']['text'] if ph.get('limited_by') else 'not analysed (no limits.json)'}")
         if not ph["rows"]:
             out.append("  (the source publishes no figure for this phase)")
         for row in ph["rows"]:
@@ -315,15 +316,16 @@ def html(doc: dict) -> str:
     out = [f"<section id=\"expected\"><h2>Expected against observed: {e(what)} "
            f"({e(doc['experiment'])})</h2><p>From {e(doc['file'])}; reproduce {e(doc['reproduce_id'])}. "
            "Ratio = observed / published of the normalised value.</p>",
-           "<table><tr><th>phase</th><th>figure</th><th>published</th><th>observed</th><th>normaliser</th>"
-           "<th>ratio</th><th>where in the source</th></tr>"]
+           "<table><tr><th>phase</th><th>figure</th><th>published</th><th>observed</th><th>limited by</th>"
+           "<th>normaliser</th><th>ratio</th><th>where in the source</th></tr>"]
     for ph in doc["phases"]:
         for r in ph["rows"]:
             pub = e(_levels_text(r["published"], r["unit"], "per vCPU"))
             obs = (e(_levels_text(r["observed"], r["unit"], "per core")) if r["observed"]
                    else "not observed: " + e(r["not_observed"] or ""))
             out.append(f"<tr><td>{e(ph['name'])}</td><td>{e(r['figure'])}</td><td>{e(r['qualifier'])} {pub}</td>"
-                       f"<td>{obs}</td><td>{e(r['normaliser'])}</td><td>{e(_n(r['ratio']))}</td>"
+                       f"<td>{obs}</td><td>{e((ph.get('limited_by') or {}).get('text', 'not analysed'))}</td>"
+                       f"<td>{e(r['normaliser'])}</td><td>{e(_n(r['ratio']))}</td>"
                        f"<td>{e(r['where'])}: “{e(r['quote'])}”</td></tr>")
     out.append("</table><h3>Differences</h3><ul>" + "".join(f"<li>{e(d)}</li>" for d in doc["differences"])
                + "</ul></section>")

@@ -25,6 +25,7 @@ from pathlib import Path
 from ybbench.core import catalog, run_folder
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
+from ybbench.analysis import limits
 from ybbench.experiments import campaign
 from ybbench.experiments.reproduce import expected
 from ybbench.experiments.reproduce.file import Experiment, Phase, load
@@ -156,7 +157,8 @@ class Plan(campaign.Campaign):
             "knobs": run.knobs, "window": window,
             "rows_written": summary["rows_written"], "loads": ph.workload in LOADS,
             "row_bytes": _row_bytes(ph.workload, run.knobs), "k6_exit_code": run.params.get("k6_exit_code"),
-            "ops_per_s": {op: o["per_second"] for op, o in summary["ops"].items()}, "rows": rows}
+            "ops_per_s": {op: o["per_second"] for op, o in summary["ops"].items()}, "rows": rows,
+            "limited_by": limits.verdict_of(run.folder)}
 
     def add(self, doc: dict, child: campaign.Child, rec: dict) -> bool:
         doc["phases"].append(rec)

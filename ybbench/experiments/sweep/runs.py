@@ -21,6 +21,7 @@ from pathlib import Path
 from ybbench.core import catalog, run_folder
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
+from ybbench.analysis import limits
 from ybbench.experiments import campaign
 from ybbench.experiments.sweep import saturation
 
@@ -125,6 +126,7 @@ class Plan(campaign.Campaign):
             "latency_op": lat_op, "ops": ops, "errors": summary["errors"],
             "dropped_iterations": summary["dropped_iterations"], "duration_s": summary["duration_s"],
             "k6_exit_code": run.params.get("k6_exit_code"),
+            "limited_by": limits.verdict_of(run.folder),  # campaign.py keeps one after each run
         }
         if self.mode == "open":
             rec["achieved_per_s"] = count / seconds("--step-duration", self.step_duration)
@@ -182,12 +184,13 @@ def analyse(p: Plan, steps: list[dict]) -> dict:
     """The ceiling and knee lines of sweep.json and the output."""
     if p.mode == "closed":
         top, k = saturation.ceiling(steps), saturation.knee(steps)
-        return {"ceiling": top and {"vus": top["vus"], "ops_per_s": top["ops_per_s"]},
-                "knee": k and {"vus": k["vus"], "ops_per_s": k["ops_per_s"], "p99_ms": k["p99_ms"]},
+        return {"ceiling": top and {"vus": top["vus"], "ops_per_s": top["ops_per_s"], "limited_by": top.get("limited_by")},
+                "knee": k and {"vus": k["vus"], "ops_per_s": k["ops_per_s"], "p99_ms": k["p99_ms"],
+                               "limited_by": k.get("limited_by")},
                 "rules": [saturation.KNEE_RULE, saturation.STOP_RULE]}
     top = saturation.open_ceiling(steps)
     return {"ceiling": top and {"rate": top["rate"], "ops_per_s": top["ops_per_s"],
-                                "achieved_per_s": top["achieved_per_s"]},
+                                "achieved_per_s": top["achieved_per_s"], "limited_by": top.get("limited_by")},
             "knee": None, "rules": [saturation.OPEN_RULE, saturation.STOP_RULE]}
 
 
@@ -201,14 +204,19 @@ def table(p: Plan, doc: dict) -> list[str]:
     return lines
 
 
+def _why(point: dict) -> str:
+    return f"; {point['limited_by']['text']}" if point.get("limited_by") else ""
+
+
 def verdict(p: Plan, doc: dict) -> list[str]:
     c, k = doc["ceiling"], doc["knee"]
     out = []
     if p.mode == "closed":
-        out.append(f"ceiling: {c['ops_per_s']:.1f} ops/s at {c['vus']} VUs" if c else "ceiling: no step ran")
-        out.append(f"knee: {k['vus']} VUs ({k['ops_per_s']:.1f} ops/s)" if k else "knee: none within the steps run")
+        out.append(f"ceiling: {c['ops_per_s']:.1f} ops/s at {c['vus']} VUs{_why(c)}" if c else "ceiling: no step ran")
+        out.append(f"knee: {k['vus']} VUs ({k['ops_per_s']:.1f} ops/s){_why(k)}" if k
+                   else "knee: none within the steps run")
     else:
-        out.append(f"ceiling: rate {c['rate']}/s ({c['achieved_per_s']:.1f} ops/s achieved)" if c
+        out.append(f"ceiling: rate {c['rate']}/s ({c['achieved_per_s']:.1f} ops/s achieved){_why(c)}" if c
                    else "ceiling: no rate was kept up with")
     out += [f"  ({r})" for r in doc["rules"]]
     if any(s["p99_ms"] is None for s in doc["steps"]):

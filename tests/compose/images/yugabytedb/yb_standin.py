@@ -143,9 +143,21 @@ READ_BY_YBBENCH = (
 _READ_RATE = {metric: n for n, metric in enumerate(READ_BY_YBBENCH, 1)}
 
 
+# What a healthy server at rest never counts: overflowed or timed-out RPC
+# queues, memory-pressure and SST-file rejections, write stalls, conflicts.
+# They stay at the capture's value (0), as on a real server that nothing
+# saturates; a test that wants one plants it (the limits analysis names any
+# growth as the run's limit).
+_STILL = re.compile(r"^(rpcs_queue_overflow|rpcs_timed_out_in_queue|\w+_memory_pressure_rejections"
+                    r"|majority_sst_files_rejections|rocksdb_stall_micros|transaction_conflicts)$")
+
+
 def rate_of(metric: str) -> int:
     """How many times ADVANCE_PER_S this metric's series grow: its place in
-    READ_BY_YBBENCH (from 1), 1 to 9 for the others."""
+    READ_BY_YBBENCH (from 1), 0 for the saturation counters (_STILL), 1 to
+    9 for the others."""
+    if _STILL.match(metric):
+        return 0
     return _READ_RATE.get(metric) or 1 + zlib.crc32(metric.encode()) % 9
 
 
@@ -189,11 +201,13 @@ def statements_from(psql: list[str], env: dict | None = None):
 class _Capture:
     """A capture's page, rendered fresh on each scrape."""
 
-    def __init__(self, capture: Path, advance: float, statements):
+    def __init__(self, capture: Path, advance: float, statements, planted: dict[str, float] | None = None):
         text = _TIMESTAMP.sub(rb"\1", capture.read_bytes()).decode()
         counters = {name for name, kind in re.findall(r"^# TYPE (\S+) (counter|gauge)$", text, re.M)
                     if kind == "counter" or _ROCKSDB_TICKER.match(name)}
-        self.static = advance == 0 and statements is None
+        # A test's planted growth: each series whose name and labels match a regex grows by its value a second.
+        plants = [(re.compile(k), v) for k, v in (planted or {}).items()]
+        self.static = advance == 0 and statements is None and not plants
         self.body = text.encode()
         # (text, None) for comments; (series, value, moves, YSQL statement (kind, count or sum)) for samples.
         self.lines: list[tuple] = []
@@ -203,9 +217,11 @@ class _Capture:
                 self.lines.append((line, None))
                 continue
             stmt = _YSQL_STMT.match(m.group(1))
-            self.lines.append((m.group(1) + (m.group(2) or ""), float(m.group(3)),
+            head = m.group(1) + (m.group(2) or "")
+            self.lines.append((head, float(m.group(3)),
                                rate_of(m.group(1)) if m.group(1) in counters else 0,
-                               (stmt.group(1), 0 if stmt.group(2) == "count" else 1) if stmt else None))
+                               (stmt.group(1), 0 if stmt.group(2) == "count" else 1) if stmt else None,
+                               sum(v for rx, v in plants if rx.match(head))))
         self.advance, self.statements, self.started = advance, statements, time.time()
 
     def render(self) -> bytes:
@@ -222,23 +238,26 @@ class _Capture:
             if value is None:
                 out.append(head)
                 continue
-            rate, stmt = more
+            rate, stmt, plant = more
             if rate:
                 value += grown * rate + (done.get(stmt[0], (0.0, 0.0))[stmt[1]] if stmt else 0.0)
+            value += plant * (now - self.started)
             out.append(f"{head} {value:.17g} {stamp}")
         return ("\n".join(out) + "\n").encode()
 
 
 def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus-metrics", advance: float = 0.0,
-                   statements=None, more: dict | None = None) -> ThreadingHTTPServer:
+                   statements=None, more: dict | None = None,
+                   planted: dict[str, float] | None = None) -> ThreadingHTTPServer:
     """Serves one capture at `path`, as one YugabyteDB endpoint would, from
     a background thread. The captures' samples carry 2025 timestamps, which
     Prometheus drops as too old: they go, as if scraped now. With advance
     or statements, its counters move (above). (The native test stack serves
     the captures with this too, and bench/monitoring_100_nodes.py a
     node_exporter capture at /metrics.) MORE: other paths, each a function
-    returning (status, content type, body)."""
-    page = _Capture(capture, advance, statements)
+    returning (status, content type, body). PLANTED: {regex over a series'
+    name and labels: growth a second}, a test's planted fault."""
+    page = _Capture(capture, advance, statements, planted)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's naming
