@@ -239,6 +239,28 @@ def test_ybbench_service_numbers_are_k6s(stack, service_runs):
     assert len(sweep["steps"]) == 2
 
 
+def test_ybbench_service_names_what_limited_each_run(service_runs):
+    """Through the service, k6 runs in the ybbench container and is seen
+    there (usage.json); the stack's node_exporter reads the same kernel, so
+    its host is named as the client's own and its CPU split; YugabyteDB's
+    counters are read. The verdict is printed, kept, and carried to the
+    sweep's steps and ceiling."""
+    folder = service_runs["run"]
+    doc = json.loads((folder / "limits.json").read_text())
+    seen = {f["resource"]: f for f in doc["resources"] if f["status"] != "not-visible"}
+    assert {"client", "server-cpu", "yb-rpc-queue", "contention"} <= set(seen), doc["resources"]
+    used = json.loads((folder / "usage.json").read_text())
+    assert [p["name"] for p in used["processes"]] == ["k6"] and len(used["processes"][0]["samples"]) >= 25
+    assert used["sessions"]["not_visible"] is None and used["sessions"]["samples"], used["sessions"]
+    assert doc["shared_host"] and seen["server-cpu"]["figures"]["shared_with_client"] is True
+    assert f"limits: {doc['verdict']['text']} " in service_runs["run_out"].stdout
+    sweep = json.loads((service_runs["sweep"] / "sweep.json").read_text())
+    steps = {s["testid"]: s["limited_by"] for s in sweep["steps"]}
+    for step in service_runs["steps"]:
+        assert steps[step.name] == json.loads((step / "limits.json").read_text())["verdict"]
+    assert sweep["ceiling"]["limited_by"] in steps.values()
+
+
 def test_ybbench_service_report_charts_have_data(service_runs):
     folder = service_runs["run"]
     assert f"report: /ybbench/results/{folder.name}/report.html" in service_runs["run_out"].stdout.splitlines()

@@ -159,7 +159,7 @@ def test_stops_early_after_two_falls_and_says_so(tmp_path, monkeypatch, fake_k6)
     doc, code = sweep.execute(p, say=said.append)
     assert fake.ran == [1, 2, 4, 8] and code == 0
     assert doc["stopped_early"] and doc["status"] == "stopped early"
-    assert doc["ceiling"] == {"vus": 2, "ops_per_s": 300}
+    assert doc["ceiling"] == {"vus": 2, "ops_per_s": 300, "limited_by": doc["steps"][1]["limited_by"]}
     # 2 -> 4 falls (gain < 10%) while p99 rises 0.6 -> 1.2: the knee is 2 VUs.
     assert doc["knee"]["vus"] == 2
     assert json.loads((tmp_path / "s1" / "sweep.json").read_text()) == doc
@@ -275,12 +275,17 @@ def test_closed_sweep_of_sql_inserts(binaries, postgres, tmp_path):
         summary = json.loads((folder / s["folder"] / "summary.json").read_text())
         steps.append((s["vus"], summary["ops"]["insert"]["per_second"], summary["ops"]["insert"]["latency_ms"]["p99"]))
     top = max(steps, key=lambda x: x[1])  # the first of equals, as max() keeps it
-    assert doc["ceiling"] == {"vus": top[0], "ops_per_s": top[1]}
-    assert f"ceiling: {top[1]:.1f} ops/s at {top[0]} VUs" in r.stdout
+    # Each point carries its own run's verdict (limits.json, kept after each step).
+    verdicts = {s["vus"]: json.loads((folder / s["folder"] / "limits.json").read_text())["verdict"]
+                for s in doc["steps"]}
+    assert all(s["limited_by"] == verdicts[s["vus"]] for s in doc["steps"])
+    assert doc["ceiling"] == {"vus": top[0], "ops_per_s": top[1], "limited_by": verdicts[top[0]]}
+    assert f"ceiling: {top[1]:.1f} ops/s at {top[0]} VUs; {verdicts[top[0]]['text']}" in r.stdout
     # Each step doubles the VUs: the knee is the first step after which the
     # next adds less than 10% ops/s while its p99 rises.
     knee = next((a for a, b in zip(steps, steps[1:]) if b[1] / a[1] < 1.10 and b[2] > a[2]), None)
-    assert doc["knee"] == (knee and {"vus": knee[0], "ops_per_s": knee[1], "p99_ms": knee[2]})
+    assert doc["knee"] == (knee and {"vus": knee[0], "ops_per_s": knee[1], "p99_ms": knee[2],
+                                     "limited_by": verdicts[knee[0]]})
     assert ("knee: " in r.stdout) and saturation.KNEE_RULE in r.stdout
     # No staging folder left; each step recorded in the history store (ybbench history).
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("history.sqlite-")) == [
@@ -323,7 +328,9 @@ def test_open_model_sweep_of_sql_selects(binaries, postgres, tmp_path):
         assert summary["ops"]["select"]["count"] / 3 >= 0.95 * s["rate"], summary["ops"]
     # So the ceiling is the highest offered rate (no rate drops 1%).
     top = doc["steps"][-1]
-    assert doc["ceiling"] == {"rate": 200, "ops_per_s": top["ops_per_s"], "achieved_per_s": top["achieved_per_s"]}
+    assert doc["ceiling"] == {"rate": 200, "ops_per_s": top["ops_per_s"], "achieved_per_s": top["achieved_per_s"],
+                              "limited_by": json.loads((tmp_path / sid / top["folder"] / "limits.json").read_text())[
+                                  "verdict"]}
     assert doc["knee"] is None and saturation.OPEN_RULE in r.stdout
     assert f"ceiling: rate 200/s ({top['achieved_per_s']:.1f} ops/s achieved)" in r.stdout
 
@@ -336,7 +343,8 @@ def test_resume_runs_only_the_missing_steps(binaries, postgres, tmp_path):
     assert first.returncode == 0, first.stdout + first.stderr
     folder = tmp_path / sid
     before = {f: (f.stat().st_mtime_ns, f.read_bytes()) for f in folder.glob("*/*")}
-    assert len(before) == 12  # two steps of params, summary, per-second, k6-summary, k6.log, k6-report.html
+    # two steps of params, summary, per-second, k6-summary, k6.log, k6-report.html, usage, limits
+    assert len(before) == 16
 
     r = ybbench_sweep(postgres, tmp_path, *args, "--vus", "1,2,4", "--resume", sid, knobs=knobs)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -438,6 +438,15 @@ def spread_text(s: dict) -> str:
     return ", ".join(parts)
 
 
+def _limits_of(doc: dict, runs: list[str]) -> str:
+    """A side's limits, each with its count of runs (limits.json's verdicts)."""
+    seen: dict[str, int] = {}
+    for t in runs:
+        lim = (doc["runs"][t].get("limited_by") or {}).get("limit", "not analysed")
+        seen[lim] = seen.get(lim, 0) + 1
+    return ", ".join(f"{lim} x{n}" for lim, n in seen.items())
+
+
 def table(doc: dict) -> str:
     w = max([28, *(len(x) + 2 for c in doc["comparisons"] for x in (c["base"], c["other"]))])
     head = (f"{'op':<10}{'base':<{w}}{'other':<{w}}{'runs':<8}{'base ops/s':>12}{'other ops/s':>12}  "
@@ -459,6 +468,9 @@ def table(doc: dict) -> str:
                 lines.append(f"{'':<10}p99 per run: {_f(q['base_ms'], '.3f')} -> {_f(q['other_ms'], '.3f')} ms, "
                              f"ratio {_f(q['ratio'], '.3f')} [{_f(q['low'], '.3f')}, {_f(q['high'], '.3f')}]: "
                              f"{q['verdict']} ({spread_text(q)})")
+        lines.append("  limited by: " + "; ".join(
+            f"{label}: {_limits_of(doc, runs)}" for label, runs in ((c["base"], c["base_runs"]),
+                                                                    (c["other"], c["other_runs"]))))
         for w in c.get("warnings", []):
             lines.append(f"  warning: {w}")
         if c["differences"]:

@@ -105,6 +105,10 @@ def differences(before: dict, after: dict) -> dict:
                 for k in keys if before[part].get(k) != after[part].get(k)}
         if diff:
             out[part] = diff
+    # What limited each run (the store's cpu column, from its limits.json): what moved with the change.
+    limit = [(r.get("cpu") or {}).get("limited_by") for r in (before, after)]
+    if limit[0] != limit[1]:
+        out["limit"] = {"limited_by": {"before": limit[0], "after": limit[1]}}
     return out
 
 

@@ -51,16 +51,19 @@ def boot_time_s(stat: Path = Path("/proc/stat")) -> int | None:
     return None
 
 
-def _cgroup_quota(pid: int, root: Path = Path("/sys/fs/cgroup")) -> float | None:
-    """The tightest CPU quota (cores) on the process's cgroup or its
-    ancestors: cgroup v2's cpu.max, or v1's cpu.cfs_quota_us over
-    cpu.cfs_period_us; None when there is none."""
+def _cgroup_quota(pid: int) -> float | None:
     try:
-        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+        return cgroup_quota(Path(f"/proc/{pid}/cgroup").read_text())
     except OSError:
         return None
+
+
+def cgroup_quota(cgroups: str, root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """The tightest CPU quota (cores) on a process's cgroup (its
+    /proc/<pid>/cgroup text) or its ancestors: cgroup v2's cpu.max, or v1's
+    cpu.cfs_quota_us over cpu.cfs_period_us; None when there is none."""
     quotas = []
-    for line in lines:
+    for line in cgroups.splitlines():
         _, controllers, path = line.split(":", 2)
         if controllers == "":  # v2: one hierarchy
             base, read = root if (root / "cgroup.controllers").exists() else root / "unified", _v2_quota
