@@ -1,5 +1,6 @@
 # make test   install what the tests need, build the native stack, run pytest
-# make demo   after make test: a short run on a throwaway local PostgreSQL 15 and its HTML report
+# make demo   make deps and make build first (apt and pip installs, every Go build of native/: long when cold),
+#             then a short run on a throwaway local PostgreSQL 15 and its HTML report
 # make build  only build the native stack's Go binaries (cached outside the repo)
 # make bench  client CPU per operation, pinned and shared: k6 (lib/pq, pgx, pgx + Go helpers, pgconn, the inner loop) next to pgbench, sysbench and go-ycsb, sizing, k6 memory over 10 min; TPC-C's client cost and spec mode's memory (~100 min on 2 cores)
 # make bench-monitoring  a real Prometheus scraping 100 nodes replayed from YugabyteDB captures (MINUTES=3)

@@ -376,9 +376,13 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--vus", type=_positive, help="VUs (the knob VUS; with --rate, the VUs k6 pre-allocates)")
     r.add_argument("--duration", help="how long, e.g. 60s, 5m (the knob DURATION)")
     r.add_argument("--rate", type=_positive, metavar="OPS_PER_S", help="the open model: operations started per "
-                   "second whatever the latency (LOAD_MODEL=constant-arrival-rate, RATE)")
+                   "second whatever the latency (LOAD_MODEL=constant-arrival-rate, RATE); not tpcc-load, nor tpcc "
+                   "with TPCC_MODE=spec, whose scripts run a fixed set of VUs and refuse it")
+    readers = "; ".join(f"{', '.join(sorted(w for w, load in catalog.READS_KEYS_OF.items() if load == of))} of a "
+                        f"{of}" for of in sorted(set(catalog.READS_KEYS_OF.values())))
     r.add_argument("--keys-from", metavar="TESTID", help="a read workload reads the keys this load run wrote: its "
-                   "KEY_PREFIX and MAX_WRITTEN_KEY (ycsb: RECORD_COUNT) and table, from results/TESTID")
+                   "KEY_PREFIX and MAX_WRITTEN_KEY (ycsb: RECORD_COUNT; tpcc: WAREHOUSES and C_LOAD) and table "
+                   f"(tpcc: TABLE_PREFIX), from results/TESTID ({readers})")
     r.add_argument("--threshold", action="append", default=[], metavar="[OP:]RULE",
                    help="k6's threshold syntax on the run's summary.json, e.g. select:p(99)<5ms, rate>=1000, "
                    "errors==0 (aggregations: avg med max p(50) p(90) p(95) p(99) rate count errors retries "

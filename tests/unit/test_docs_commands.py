@@ -16,6 +16,12 @@ command below) and in inline code spans of the prose:
 - `python3 -m MODULE`: a module of this checkout.
 Other programs (k6, kubectl, jq, ...) are not checked.
 
+And every `--flag` the pages write, in a span or a block, also alone in
+the prose (`--max-repeat`): it is an option of the subcommand its command
+line, paragraph or heading names, else of some subcommand, unless the
+context makes it another program's (`flag_problems`, below, with its
+allow-list NOT_OURS of other programs' flags written alone).
+
 Placeholders. A command may stand for several: `<testid>` (angle brackets),
 `...` (more arguments, as above), `$VAR` (the shell's), and in the prose an
 all-capitals word (`WORKLOAD`, `ARGS`, `SERVICE`). A fenced block whose
@@ -29,7 +35,9 @@ any other; a lone `...` is left out), and a block without the comment may
 hold no placeholder. The comment does not show on the rendered page.
 
 The checker is `check(text, name, compose)`, on text: the tests at the end
-plant a removed flag, an unknown service and the like in a copy of a page.
+plant a removed flag, an unknown service and the like in a copy of a page;
+`flag_problems(text, name, parser)` is checked against copies of the CLI's
+parser with a flag taken out.
 """
 
 from __future__ import annotations
@@ -532,3 +540,427 @@ def test_compose_subcommands_flags_services_and_profiles_are_the_real_ones(compo
     # The prose too, placeholders left alone.
     assert check("`docker compose ACTION SERVICE`, `docker compose logs nosuch`", "t.md", compose) == [
         "t.md:1: docker compose logs nosuch: no service 'nosuch' in the compose project"]
+
+
+# --- every --flag the pages write ---------------------------------------------------------------
+#
+# Every `--flag` token of a code span or a fenced block, also one written
+# alone (`--max-repeat` in the prose), is one of the ybbench subcommand's it
+# is written for: a command line's own (`ybbench ab ... --max-repeat`, `ab
+# --fail-on`, `docker compose run --rm ybbench ab ...`; in a fenced line's
+# comment, the line's command or the `ybbench SUB` the comment names); for a
+# flag alone, one of the subcommands its paragraph names (`ybbench SUB`, or
+# a span `SUB`) or the nearest heading above it that names one; else some
+# subcommand's. Another program's flags are left alone when the context says
+# whose they are: a command line of that program (OTHER_PROGRAMS, `docker
+# compose` without the ybbench service, `python3 -m` a module that is not the
+# CLI), what follows `--` on a ybbench command line (k6 run's own), or a
+# flag alone in NOT_OURS whose paragraph or section names its program.
+
+FLAG = re.compile(r"(?<![\w-])--[A-Za-z](?:[\w.-]*[A-Za-z0-9])?")
+
+# The first word of a command line whose flags are that program's, not ybbench's.
+OTHER_PROGRAMS = {"docker", "make", "k6", "kubectl", "psql", "pip", "go", "git", "curl", "pgbench",
+                  "sysbench", "go-ycsb", "chrt", "hostname", "alloy", "install", "printf", "pytest"}
+
+# Flags of other programs that the prose writes alone (a code span of its
+# own, no command line around it): flag -> (what its paragraph or section
+# must name, a regex; why it is there). Not a way out for a flag ybbench
+# lost: a test checks that no subcommand has any of them, and that each is
+# still written somewhere.
+K6 = r"\bk6\b"
+YUGABYTEDB = r"YugabyteDB|tserver|YSQL"
+NOT_OURS: dict[str, tuple[str, str]] = {
+    # k6 run's own: those `ybbench run -- ...` refuses (docs/cli.md), and
+    # the ones ybbench gives each generator's k6 (docs/scale-out.md).
+    "--iterations": (K6, "k6 run's; ybbench run refuses it after --"),
+    "--stage": (K6, "k6 run's; ybbench run refuses it after --"),
+    "--summary-export": (K6, "k6 run's; ybbench run refuses it after --"),
+    "--no-thresholds": (K6, "k6 run's; ybbench run refuses it after --"),
+    "--no-summary": (K6, "k6 run's; ybbench run refuses it after --"),
+    "--address": (K6, "k6 run's REST API address; --generators gives each k6 its own"),
+    "--execution-segment": (K6, "k6's execution segments, what --generators N and k6-operator split a run by"),
+    "--tag": (K6, "k6 run's; --generators tags each k6's series testid and instance_id"),
+    "--local-execution": (K6, "k6 cloud run's (docs/scale-out.md, Grafana Cloud k6)"),
+    "--paused": (K6, "k6 run's, in the command lines k6-operator gives its runner pods"),
+    # sysbench's, as make bench runs it beside pgbench (docs/client-efficiency.md).
+    "--threads": (r"sysbench", "sysbench's client count"),
+    "--create_secondary": (r"sysbench", "sysbench's OLTP scripts' option"),
+    "--rand-type": (r"sysbench", "sysbench's key distribution"),
+    "--db-ps-mode": (r"sysbench", "sysbench's prepared statements switch"),
+    # YugabyteDB's servers' flags (gflags), as the compose stack starts them.
+    "--callhome_enabled": (YUGABYTEDB, "a yb-master/yb-tserver flag"),
+    "--ysql_max_connections": (YUGABYTEDB, "a yb-tserver flag"),
+    "--ysql_enable_auth": (YUGABYTEDB, "a yb-tserver flag"),
+    "--logtostderr": (YUGABYTEDB, "a yb-master/yb-tserver flag"),
+    "--alsologtostderr": (YUGABYTEDB, "a yb-master/yb-tserver flag"),
+    # The benchmark scripts' own (python3 -m bench.X, behind make bench, make
+    # bench-monitoring and make soak) and the k6-operator ConfigMap maker's.
+    "--pinning": (r"make bench|bench\.client_efficiency", "bench/client_efficiency.py's"),
+    "--seconds": (r"soak", "bench/soak.py's short form, as tests/native/test_soak.py runs it"),
+    "--minutes": (r"monitoring_100_nodes|soak", "bench/monitoring_100_nodes.py's and bench/soak.py's"),
+    "--no-drop-reference": (r"monitoring_100_nodes", "bench/monitoring_100_nodes.py's"),
+    "--k6": (r"k6_operator", "python3 -m ybbench.run.k6_operator's (the k6 that archives)"),
+    # Other tools'.
+    "--wait": (r"compose", "docker compose up's"),
+    "--durations": (r"pytest", "pytest's slowest-tests report"),
+}
+
+
+def _subcommand_path(words: list[str], top: argparse.ArgumentParser) -> tuple[argparse.ArgumentParser, str, list[str]]:
+    """The (sub)subcommand parser `words` (after `ybbench`) reach, its name
+    and the words after it."""
+    p, where, rest = top, "ybbench", list(words)
+    while rest and rest[0] in _subparsers(p):
+        p, where = _subparsers(p)[rest[0]], f"{where} {rest[0]}"
+        rest = rest[1:]
+    return p, where, rest
+
+
+def _comment_at(line: str) -> int:
+    """Where a shell line's comment starts (len(line) if none)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return i
+    return len(line)
+
+
+def _flags_of(text: str) -> list[str]:
+    return [m.group(0) for m in FLAG.finditer(text)]
+
+
+def _not_a_flag_of(flag: str, parsers: dict[str, argparse.ArgumentParser]) -> bool:
+    return not any(flag in p._option_string_actions for p in parsers.values())
+
+
+def _ybbench_args(words: list[str]) -> list[str] | None:
+    """The words after `ybbench` if `words` run ybbench (also as `python3 -m
+    ybbench` and `docker compose run ... ybbench`), else None."""
+    if words[:1] == ["ybbench"]:
+        return words[1:]
+    if words[:3] == ["python3", "-m", "ybbench"]:
+        return words[3:]
+    if words[:2] == ["docker", "compose"] and "run" in words and "ybbench" in words[words.index("run"):]:
+        return words[words.index("ybbench", words.index("run")) + 1:]
+    return None
+
+
+def _owner(words: list[str]) -> str | None:
+    """The program other than ybbench whose command line `words` is, if one."""
+    if not words:
+        return None
+    if words[:2] == ["python3", "-m"] and len(words) > 2 and words[2] != "ybbench":
+        return f"python3 -m {words[2]}"
+    return words[0] if words[0] in OTHER_PROGRAMS else None
+
+
+def _command_flags(words: list[str], top: argparse.ArgumentParser) -> tuple[list[tuple[str, str]], bool]:
+    """The ybbench flags `words` hold that their subcommand lacks, as
+    (flag, problem); and whether `words` are a command line at all (ybbench's
+    or another program's)."""
+    args = _ybbench_args(words)
+    if args is None:
+        return [], _owner(words) is not None
+    args = args[:args.index("--")] if "--" in args else args  # after --: k6 run's own
+    p, where, rest = _subcommand_path(args, top)
+    flags = [w.strip("[]()").split("=", 1)[0] for w in rest]
+    bad = [(f, f"{where} has no flag {f}") for f in flags
+           if FLAG.fullmatch(f) and f not in p._option_string_actions]
+    return bad, True
+
+
+def _named_subcommands(text: str, top: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommands a paragraph names: `ybbench SUB`, or a code span that is `SUB`."""
+    subs = _subparsers(top)
+    names = {m.group(1) for m in re.finditer(r"\bybbench\s+([a-z][a-z-]*)", text)}
+    names |= {m.group(1).strip() for m in CODE_SPAN.finditer(text)}
+    return {n: subs[n] for n in sorted(names) if n in subs}
+
+
+def _sections(lines: list[str]) -> list[str]:
+    """Each line's section: the text from its heading to the next one."""
+    out: list[str] = []
+    start = 0
+    for i in range(len(lines) + 1):
+        if i == len(lines) or re.match(r"^#{1,6} ", lines[i]):
+            out += ["\n".join(lines[start:i])] * (i - start)
+            start = i
+    return out
+
+
+def flag_problems(text: str, name: str, top: argparse.ArgumentParser | None = None,
+                  used: set[str] | None = None) -> list[str]:
+    """Every `--flag` of the page (code spans and fenced blocks) that is not
+    an option of the ybbench subcommand it is written for, as
+    `name:line: where: problem`. `top` is the CLI's parser (a copy with a
+    flag taken out, in the tests); `used` collects the NOT_OURS entries the
+    page needed."""
+    top = top or cli.parser()
+    every = _subparsers(top)
+    used = set() if used is None else used
+    out: list[str] = []
+    lines = text.split("\n")
+    sections = _sections(lines)
+
+    def alone(n: int, flag: str, shown: str, context: str, named: dict[str, argparse.ArgumentParser]) -> None:
+        """A flag written without its command line."""
+        if not _not_a_flag_of(flag, named or every):
+            return
+        other = NOT_OURS.get(flag)
+        if other and context and re.search(other[0], context):
+            used.add(flag)
+            return
+        of = ", ".join(f"ybbench {s}" for s in named) if named else "any ybbench subcommand"
+        out.append(f"{name}:{n}: {shown}: {flag} is not a flag of {of}")
+
+    headings: list[str] = []  # the current section's heading, its parent's, ...
+    paragraph: list[tuple[int, str]] = []
+
+    def prose_paragraph() -> None:
+        if not paragraph:
+            return
+        body = "\n".join(ln for _, ln in paragraph)
+        named = _named_subcommands(body, top)
+        for h in reversed(headings):  # and the nearest heading that names one
+            if _named_subcommands(h, top):
+                named = {**_named_subcommands(h, top), **named}
+                break
+        numbers = [n for n, _ in paragraph]
+        for m in CODE_SPAN.finditer(body):
+            span = " ".join(m.group(1).split())
+            if not FLAG.search(span):
+                continue
+            n = numbers[body.count("\n", 0, m.start())]
+            try:
+                parts = _words(span)
+            except ValueError:
+                parts = [span.split()]
+            for words in parts:
+                words = _strip_env(words)
+                if words and words[0] in every:  # `ab --fail-on`: that subcommand's
+                    words = ["ybbench", *words]
+                bad, is_command = _command_flags(words, top)
+                out.extend(f"{name}:{n}: `{span}`: {problem}" for _, problem in bad)
+                if not is_command:
+                    for flag in _flags_of(" ".join(words)):
+                        alone(n, flag, f"`{span}`", body + "\n" + sections[n - 1], named)
+        paragraph.clear()
+
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            h = re.match(r"^(#{1,6}) ", lines[i])
+            if not lines[i].strip() or h:
+                prose_paragraph()
+                if h:  # a paragraph of its own, in its own section
+                    headings[len(h.group(1)) - 1:] = [lines[i]]
+                    paragraph.append((i + 1, lines[i]))
+                    prose_paragraph()
+            else:
+                if lines[i].lstrip().startswith("|"):
+                    prose_paragraph()  # a table's row is a paragraph of its own
+                paragraph.append((i + 1, lines[i]))
+            i += 1
+            continue
+        prose_paragraph()
+        fence, lang = m.group(1), m.group(2).lower()
+        i += 1
+        body: list[tuple[int, str]] = []
+        while i < len(lines) and not (lines[i].strip().startswith(fence[0] * len(fence))
+                                      and not lines[i].strip().lstrip(fence[0])):
+            if body and body[-1][1].endswith("\\"):
+                body[-1] = (body[-1][0], body[-1][1][:-1] + " " + lines[i].strip())
+            else:
+                body.append((i + 1, lines[i]))
+            i += 1
+        i += 1
+        for n, ln in body:
+            s = ln.strip()
+            if not FLAG.search(s):
+                continue
+            shell = lang in SHELLS or s.startswith("$ ")
+            s = s[2:] if s.startswith("$ ") else s
+            at = _comment_at(s) if shell else len(s)
+            code, comment = s[:at], s[at + 1:]
+            parts: list[list[str]] = []
+            if shell:
+                try:
+                    parts = [_strip_env(w) for w in _words(code)]
+                except ValueError:
+                    parts = []
+            checked = False
+            for words in parts:
+                bad, is_command = _command_flags(words, top)
+                out.extend(f"{name}:{n}: {problem}" for _, problem in bad)
+                checked = checked or is_command
+            if not checked:  # not a command line: output, a config
+                for flag in _flags_of(code):
+                    alone(n, flag, "a fenced line", "", {})
+            if FLAG.search(comment):
+                # `ybbench doe ... # --alpha 0.05`: the line's subcommand's;
+                # `# folders written by ybbench scale ... --out`: the one it names.
+                said = re.search(r"\bybbench\b.*", comment)
+                words = said.group(0).split() if said else None
+                if words is None and parts and _ybbench_args(parts[-1]) is not None:
+                    words = parts[-1] + comment.split()
+                if words is not None:
+                    out.extend(f"{name}:{n}: {problem} (in a comment)" for _, problem in _command_flags(words, top)[0])
+                elif not (parts and _owner(parts[-1])):
+                    for flag in _flags_of(comment):
+                        alone(n, flag, "a fenced line's comment", "", {})
+    prose_paragraph()
+    return out
+
+
+def parser_without(flag: str, only: str | None = None) -> argparse.ArgumentParser:
+    """ybbench.cli.parser() less `flag`, in every subcommand (or in `only`):
+    the CLI as it would be were the flag removed."""
+    top = cli.parser()
+    removed = 0
+    for sub_name, p in _subparsers(top).items():
+        action = p._option_string_actions.get(flag)
+        if action is None or only not in (None, sub_name):
+            continue
+        del p._option_string_actions[flag]
+        action.option_strings = [s for s in action.option_strings if s != flag]
+        if not action.option_strings:
+            p._remove_action(action)
+            for group in p._action_groups:
+                if action in group._group_actions:
+                    group._group_actions.remove(action)
+        removed += 1
+    assert removed, f"no subcommand has {flag}"
+    return top
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_name)
+def test_every_flag_written_is_one_of_the_cli_s(doc):
+    """Every `--flag` of the page, in a command or alone in the prose, is an
+    option of the subcommand it is written for (else of some subcommand),
+    unless the context makes it another program's."""
+    assert flag_problems(doc.read_text(), _name(doc)) == []
+
+
+@pytest.mark.parametrize("flag", ["--resolve", "--max-repeat", "--warmup-runs", "--alpha", "--keys-from",
+                                  "--throughput", "--min-change", "--step-duration"])
+def test_a_flag_removed_from_the_parser_is_caught(flag):
+    """The pages as they are, against the CLI less one flag: every place
+    that writes it, alone in the prose or in a command, is reported."""
+    top = parser_without(flag)
+    assert not any(flag in p._option_string_actions for p in _subparsers(top).values())
+    found = [p for doc in DOCS for p in flag_problems(doc.read_text(), _name(doc), top)]
+    where = [p for doc in DOCS for n, ln in enumerate(doc.read_text().split("\n"), 1)
+             if re.search(rf"`{re.escape(flag)}\b", ln) for p in [f"{_name(doc)}:{n}:"]]
+    assert where, f"the pages write {flag} alone nowhere: pick another flag"
+    assert all(flag in p for p in found), found
+    for at in where:  # each span that starts with the flag
+        assert any(p.startswith(at) for p in found), (at, found)
+
+
+def test_the_removals_the_task_names_are_caught_in_the_prose():
+    """`--resolve`, `--max-repeat`, `--warmup-runs` and `--alpha` are written
+    alone in docs/reports.md's paragraphs on ab and compare; each, taken out
+    of the parser, is reported there, naming the subcommands those
+    paragraphs are about."""
+    page = (REPO / "docs" / "reports.md").read_text()
+    for flag in ("--resolve", "--max-repeat", "--warmup-runs", "--alpha"):
+        found = flag_problems(page, "docs/reports.md", parser_without(flag))
+        alone = [p for p in found if f": `{flag}" in p]
+        assert alone and all("is not a flag of ybbench ab" in p for p in alone), (flag, found)
+    assert flag_problems(page, "docs/reports.md") == []
+
+
+def test_a_flag_is_checked_against_the_subcommand_the_text_names():
+    top = cli.parser()
+    # --max-repeat is ab's: written for sweep, it is wrong though ab has it.
+    assert flag_problems("`ybbench sweep` goes on to `--max-repeat` steps.\n", "t.md") == [
+        "t.md:1: `--max-repeat`: --max-repeat is not a flag of ybbench sweep"]
+    assert flag_problems("`ybbench ab` goes on to `--max-repeat` runs.\n", "t.md") == []
+    assert flag_problems("`sweep --max-repeat 3`, `ab --max-repeat 3`\n", "t.md") == [
+        "t.md:1: `sweep --max-repeat 3`: ybbench sweep has no flag --max-repeat"]
+    # The nearest heading that names a subcommand, when the paragraph names none.
+    text = "## Sweeps (`ybbench sweep`)\n\n### Details\n\nIt stops at `--max-repeat`.\n"
+    assert flag_problems(text, "t.md") == ["t.md:5: `--max-repeat`: --max-repeat is not a flag of ybbench sweep"]
+    # Named nowhere: some subcommand's.
+    assert flag_problems("At most `--max-repeat` runs.\n", "t.md") == []
+    # Taken out of ab alone, it is caught where ab is named.
+    assert flag_problems("`ybbench ab`: `--max-repeat`\n", "t.md", parser_without("--max-repeat", "ab")) == [
+        "t.md:1: `--max-repeat`: --max-repeat is not a flag of ybbench ab"]
+    # --id is a second name on ab, not on run.
+    assert flag_problems("```sh\nybbench ab sql-selects --id x\nybbench run sql-inserts --id x\n```\n", "t.md",
+                         top) == ["t.md:3: ybbench run has no flag --id"]
+
+
+def test_another_program_s_flags_are_left_to_it_by_context():
+    text = ("```sh\n"
+            "docker compose run --rm ybbench run sql-inserts --no-such -- --out json=x.json\n"
+            "docker compose up -d --wait\n"
+            "k6 run --out json=x.json k6-scripts/sql-inserts.js\n"
+            "psql --no-psqlrc -c 'select 1'\n"
+            "python3 -m bench.soak --minutes 1\n"
+            "ybbench doe experiments/seed-002-esle.yaml --out x   # --alpha 0.1, --nope\n"
+            "ybbench compare a b   # as ybbench scale ... --out x --nope2 writes them\n"
+            "--bogus-output-line\n"
+            "```\n\n"
+            "k6 takes `--tag x=y`; YugabyteDB's `--logtostderr`.\n\n"
+            "## Another section\n\n"
+            "A paragraph about nothing: `--tag x=y`, `--no-such-flag`.\n")
+    assert flag_problems(text, "t.md") == [
+        "t.md:2: ybbench run has no flag --no-such",
+        "t.md:7: ybbench doe has no flag --nope (in a comment)",
+        "t.md:8: ybbench scale has no flag --nope2 (in a comment)",
+        "t.md:9: a fenced line: --bogus-output-line is not a flag of any ybbench subcommand",
+        "t.md:16: `--tag x=y`: --tag is not a flag of any ybbench subcommand",
+        "t.md:16: `--no-such-flag`: --no-such-flag is not a flag of any ybbench subcommand",
+    ]
+
+
+def test_the_allow_list_is_other_programs_flags_each_still_written():
+    """No NOT_OURS flag is one of ybbench's (the list cannot hide a flag the
+    CLI lost), and each is still needed by a page."""
+    ours = {f for p in _subparsers(cli.parser()).values() for f in p._option_string_actions}
+    assert sorted(set(NOT_OURS) & ours) == []
+    used: set[str] = set()
+    for doc in DOCS:
+        flag_problems(doc.read_text(), _name(doc), used=used)
+    assert sorted(set(NOT_OURS) - used) == []
+
+
+def test_the_readme_lists_every_subcommand():
+    """The README's "Every command is ..." names each subcommand the parser has."""
+    text = (REPO / "README.md").read_text()
+    listed = re.search(r"Every command is `docker compose run --rm ybbench COMMAND`:(.*?)`ybbench --help`", text, re.S)
+    assert listed, "README.md: no list of the commands"
+    assert sorted(set(re.findall(r"`([a-z-]+)`", listed.group(1)))) == sorted(_subparsers(cli.parser()))
+
+
+def test_each_run_block_makes_its_own_testids():
+    """A `ybbench run ... --testid X` in a fenced block names an X no other
+    block of the pages makes (pasted in turn, the second would stop:
+    results/X exists), and each `--keys-from X` reads one a block on its page
+    made before it."""
+    made: dict[str, str] = {}
+    for doc in DOCS:
+        mine: list[str] = []
+        for c in commands(doc.read_text())[0]:
+            if not c.block:
+                continue
+            args = _ybbench_args(c.words)
+            if not args or args[0] not in ("run", "ab"):
+                continue
+            opts = dict(zip(args, args[1:]))
+            if "--keys-from" in opts:
+                assert opts["--keys-from"] in mine, \
+                    f"{_name(doc)}:{c.line}: --keys-from {opts['--keys-from']}: no block before it makes it"
+            if args[0] == "run" and "--testid" in opts:
+                tid = opts["--testid"]
+                assert tid not in made, f"{_name(doc)}:{c.line}: --testid {tid} is made at {made[tid]} too"
+                made[tid] = f"{_name(doc)}:{c.line}"
+                mine.append(tid)
+    assert len(made) >= 4, made

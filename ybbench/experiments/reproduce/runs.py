@@ -12,7 +12,7 @@ appears with its first finished phase, every phase folder is whole, and
 reproduces a published table that is not a seed's. Seeds 002 and 003 ship
 published results,
 not phases: `reproduce` prints their analysis (`ybbench doe`, `ybbench
-scale --results`).
+scale --throughput`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from ybbench.run import keys_from
 
 EXPERIMENTS = catalog.REPO / "experiments"
 # Seeds whose file holds published results to analyse, not phases to run.
-ANALYSED = {"002": "ybbench doe", "003": "ybbench scale --results"}
+ANALYSED = {"002": "ybbench doe", "003": "ybbench scale --throughput"}
 DEFAULT_DURATION = "30s"
 LOADS = {"sql-inserts", "kv-load"}  # phases that write the keys later phases read
 # Loads of a fixed set of rows: they end when the rows are in (their
