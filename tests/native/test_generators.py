@@ -158,6 +158,13 @@ def test_sql_inserts_over_three_generators_with_prometheus(binaries, postgres, p
     # The mean is exact arithmetic: the generators' means weighted by their counts.
     assert lat["avg"] == pytest.approx(sum(c * o["avg"] for c, o in zip(counts, own)) / sum(counts), rel=1e-6)
     assert lat["max"] == max(o["max"] for o in own)
+    # Each process's own CPU, sampled while it ran, and one client line each in the run's limits.
+    used = json.loads((r.folder / "usage.json").read_text())
+    assert [p["name"] for p in used["processes"]] == [f"g{i}" for i in range(1, N + 1)]
+    assert all(len(p["samples"]) >= 2 and p["samples"][-1][1] > p["samples"][0][1] for p in used["processes"])
+    limits = json.loads((r.folder / "limits.json").read_text())
+    assert [f["figures"].get("process") for f in limits["resources"] if f["resource"] == "client"] == [
+        f"g{i}" for i in range(1, N + 1)]
 
 
 def test_kv_load_over_three_generators_without_prometheus(binaries, postgres, tmp_path):
