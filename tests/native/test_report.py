@@ -50,6 +50,18 @@ def with_prom(runs, prometheus):
     return out, json.loads(out.with_suffix(".json").read_text())
 
 
+def test_the_page_opens_each_run_with_what_limited_it(runs, with_prom):
+    out, data = with_prom
+    page = out.read_text()
+    for r, run in zip((runs["ins"], runs["mix"]), data["runs"]):
+        verdict = json.loads((r.folder / "limits.json").read_text())["verdict"]
+        assert run["limits"] == verdict
+        section = page[page.index(f'id="run-{run["testid"]}"'):]
+        # The first thing under the run's heading and window, before k6's summary table.
+        assert section.index("What limited this run") < section.index("k6 summary (summary.json)")
+        assert html.escape(verdict["text"]) in section[:section.index("k6 summary (summary.json)")]
+
+
 def _chart(run: dict, cid: str) -> dict:
     found = [c for c in run["charts"] if c["id"] == cid]
     assert found, f"{run['testid']}: no chart {cid}; missing: {run['missing']}"

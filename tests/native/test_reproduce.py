@@ -6,6 +6,7 @@ reproduce.json checked against each phase's own summary.json; then
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -296,6 +297,11 @@ def test_what_is_not_observed_says_why_and_the_differences_are_plain(reproduced)
     assert "phase insert: sql-inserts, 2400 threads / (100 nodes x 16 vCPU) = 1.5 per server vCPU" in diffs
     assert "they do not measure YugabyteDB" in diffs
     assert "differences from the published setup:" in reproduced["out"]
+    # Each phase says what limited its run: its own limits.json's verdict, in the file and the printed table.
+    for p in doc["phases"]:
+        verdict = json.loads((reproduced["folder"] / p["testid"] / "limits.json").read_text())["verdict"]
+        assert p["limited_by"] == verdict
+        assert f"  limited by: {verdict['text']}" in reproduced["out"]
 
 
 def test_resume_skips_finished_phases(reproduced, tmp_path):
@@ -334,6 +340,9 @@ def test_report_of_a_reproduce_shows_expected_against_observed(reproduced):
                 assert f"<td>{expected._n(row['ratio'])}</td>" in page
     data = json.loads((results / "rp1" / "report.json").read_text())
     assert data["expected"]["reproduce_id"] == "rp1"
+    # The limited-by column: each phase's verdict beside its published and observed figures.
+    for p in doc["phases"]:
+        assert f"<td>{html.escape(p['limited_by']['text'])}</td>" in page
 
 
 def _whole_seconds_mean(folder, op: str) -> tuple[float, int]:
