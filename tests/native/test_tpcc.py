@@ -2,7 +2,8 @@
 loaded by 2 VUs (one the warehouse, one ITEM) holds TPC-C v5.11's
 cardinalities (clause 4.3.3.1, the arithmetic written here) and its
 random-data rules; `ybbench verify` passes it, and finds and names each
-planted break of consistency conditions 1-4 (clause 3.3.2). Bad input is
+planted break of consistency conditions 1-4 (clause 3.3.2), each plant breaking
+its condition alone (condition 2 through each of its three terms). Bad input is
 refused before anything is written."""
 
 from __future__ import annotations
@@ -125,11 +126,74 @@ def test_verify_passes_the_load_and_names_each_planted_fault(postgres, loaded):
     _verify_fails(postgres, results, tid, "condition_1", "W_ID=1:")
     postgres.query(f"UPDATE {p}district SET d_ytd = d_ytd - 1 WHERE d_w_id = 1 AND d_id = 7")
 
-    # A new_order row deleted from the middle: 899 rows over a span of 900;
-    # max(NO_O_ID) is unchanged, so condition 2 still holds.
+    # A new_order row deleted from the middle breaks condition 3 alone. District 5 as loaded:
+    # D_NEXT_O_ID 3001, O_ID 1..3000, NO_O_ID 2101..3000 (900 rows). Without NO_O_ID 2500:
+    #   3: 899 rows != max(NO_O_ID) - min(NO_O_ID) + 1 = 3000 - 2101 + 1 = 900   broken
+    #   2: D_NEXT_O_ID - 1 = 3001 - 1 = 3000 = max(O_ID) 3000 = max(NO_O_ID) 3000 (the max
+    #      is not the row deleted)                                                 holds
+    #   1 (W_YTD, D_YTD) and 4 (ORDERS, ORDER_LINE) read no NEW_ORDER row          hold
+    # Condition 2 holding here is the point of deleting from the middle, not an accident:
+    # _verify_fails asserts condition_3 is the only check broken. 2 is broken alone below.
     postgres.query(f"DELETE FROM {p}new_order WHERE no_w_id = 1 AND no_d_id = 5 AND no_o_id = 2500")
     _verify_fails(postgres, results, tid, "condition_3", "W_ID=1 D_ID=5: 899 NEW_ORDER rows")
     postgres.query(f"INSERT INTO {p}new_order VALUES (2500, 5, 1)")
+
+    out, r = verify(results, tid, postgres)
+    assert out.returncode == 0 and r["ok"] is True, out.stdout
+
+
+def test_verify_names_a_break_of_condition_2_alone(postgres, loaded):
+    """Condition 2 (D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID), per district) broken through
+    each of its three terms in turn, conditions 1, 3 and 4 left holding; each plant undone.
+    As loaded, each district: D_NEXT_O_ID 3001, O_ID 1..3000, NO_O_ID 2101..3000 (900 rows),
+    D_YTD 30,000.00 and W_YTD 300,000.00 = 10 x 30,000.00. (After a tpcc run the first plant
+    would also break orders_whole, the run's O_IDs against D_NEXT_O_ID: on the load only the
+    consistency conditions are checked, so 2 can be broken alone.)"""
+    p, results, tid, _ = loaded
+    try:
+        # D_NEXT_O_ID of district 8 bumped, 3001 -> 3002:
+        #   2: D_NEXT_O_ID - 1 = 3001 != max(O_ID) 3000 (= max(NO_O_ID) 3000)      broken
+        #   1: D_YTD untouched: W_YTD 300,000.00 = sum(D_YTD) 10 x 30,000.00        holds
+        #   3: NEW_ORDER untouched: 900 rows = 3000 - 2101 + 1 = 900                holds
+        #   4: ORDERS, ORDER_LINE untouched: sum(O_OL_CNT) = count(ORDER_LINE)      holds
+        postgres.query(f"UPDATE {p}district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 8")
+        _verify_fails(postgres, results, tid, "condition_2",
+                      "W_ID=1 D_ID=8: D_NEXT_O_ID - 1 3001, max(O_ID) 3000, max(NO_O_ID) 3000")
+    finally:
+        postgres.query(f"UPDATE {p}district SET d_next_o_id = 3001 WHERE d_w_id = 1 AND d_id = 8")
+
+    try:
+        # The last NEW_ORDER row of district 2 (NO_O_ID 3000) deleted: only max(NO_O_ID) moves.
+        #   2: D_NEXT_O_ID - 1 = 3000 = max(O_ID) 3000 != max(NO_O_ID) 2999         broken
+        #   3: 899 rows = max(NO_O_ID) - min(NO_O_ID) + 1 = 2999 - 2101 + 1 = 899   holds
+        #   1, 4: no NEW_ORDER row in them                                          hold
+        postgres.query(f"DELETE FROM {p}new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = 3000")
+        _verify_fails(postgres, results, tid, "condition_2",
+                      "W_ID=1 D_ID=2: D_NEXT_O_ID - 1 3000, max(O_ID) 3000, max(NO_O_ID) 2999")
+    finally:
+        postgres.query(f"INSERT INTO {p}new_order (no_o_id, no_d_id, no_w_id) SELECT 3000, 2, 1 WHERE NOT EXISTS "
+                       f"(SELECT 1 FROM {p}new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = 3000)")
+
+    # Order 3000 of district 6 and its O_OL_CNT = n order lines deleted, its NEW_ORDER row kept:
+    # only max(O_ID) moves.
+    #   2: D_NEXT_O_ID - 1 = 3000 != max(O_ID) 2999 (max(NO_O_ID) 3000)           broken
+    #   4: sum(O_OL_CNT) - n = count(ORDER_LINE) - n                                holds
+    #   3: NEW_ORDER untouched: 900 rows = 3000 - 2101 + 1 = 900                    holds
+    #   1: D_YTD untouched                                                          holds
+    order, lines = "o_w_id = 1 AND o_d_id = 6 AND o_id = 3000", "ol_w_id = 1 AND ol_d_id = 6 AND ol_o_id = 3000"
+    postgres.query(f"CREATE TABLE {p}saved_o AS SELECT * FROM {p}orders WHERE {order}; "
+                   f"CREATE TABLE {p}saved_ol AS SELECT * FROM {p}order_line WHERE {lines}")
+    try:
+        assert _count(postgres, f"SELECT count(*) FROM {p}saved_ol") == \
+            _count(postgres, f"SELECT o_ol_cnt FROM {p}saved_o") >= 5
+        postgres.query(f"DELETE FROM {p}order_line WHERE {lines}; DELETE FROM {p}orders WHERE {order}")
+        _verify_fails(postgres, results, tid, "condition_2",
+                      "W_ID=1 D_ID=6: D_NEXT_O_ID - 1 3000, max(O_ID) 2999, max(NO_O_ID) 3000")
+    finally:
+        postgres.query(f"DELETE FROM {p}order_line WHERE {lines}; DELETE FROM {p}orders WHERE {order}; "
+                       f"INSERT INTO {p}orders SELECT * FROM {p}saved_o; "
+                       f"INSERT INTO {p}order_line SELECT * FROM {p}saved_ol; "
+                       f"DROP TABLE {p}saved_o; DROP TABLE {p}saved_ol")
 
     out, r = verify(results, tid, postgres)
     assert out.returncode == 0 and r["ok"] is True, out.stdout
