@@ -8,11 +8,18 @@ from __future__ import annotations
 import fcntl
 import os
 import subprocess
-import time
 
-from ..support.stack import REPO
+from ..support.stack import REPO, wait_until
 
 BUILD = REPO / "native" / "build.sh"
+
+
+def blocked_on(fd: int) -> bool:
+    """Whether some process waits for a lock on fd's file (/proc/locks: "N: -> FLOCK ADVISORY WRITE
+    pid dev:inode ...", a waiter's line; a holder's has no "->")."""
+    ino = os.fstat(fd).st_ino
+    waiting = [line.split() for line in open("/proc/locks").read().splitlines() if line.split()[1:2] == ["->"]]
+    return any(len(f) > 6 and f[6].rsplit(":", 1)[-1] == str(ino) for f in waiting)
 
 
 def test_an_unknown_module_is_named_and_nothing_is_built(tmp_path):
@@ -33,7 +40,10 @@ def test_a_second_build_of_a_module_waits_for_the_first_and_does_not_build_it_ag
     with open(tmp_path / "bin" / ".lock-node_exporter", "w") as lock, open(said, "w") as err:
         fcntl.flock(lock, fcntl.LOCK_EX)
         second = subprocess.Popen([BUILD, "node_exporter"], env=env, stdout=subprocess.DEVNULL, stderr=err)
-        time.sleep(3)
+        # The kernel's word that the second build waits on this lock: a blocked ("->") entry for the
+        # file's inode in /proc/locks. A build that ignored the lock would never wait there, however slow.
+        wait_until(lambda: blocked_on(lock.fileno()) or second.poll() is not None,
+                   "the second build to wait on node_exporter's lock", timeout=120)
         assert second.poll() is None and "building" not in said.read_text(), said.read_text()
     assert second.wait(timeout=600) == 0, said.read_text()
     assert said.read_text().count("building node_exporter") == 1 and (tmp_path / "bin" / "node_exporter").is_file()
