@@ -26,7 +26,7 @@ def client(usage: dict | None, t0: float, t1: float) -> list[dict]:
     for p in usage["processes"]:
         s = _in_window(p["samples"], t0, t1)
         cap, why = p["cores"]["capacity"], _bound(p["cores"])
-        if len(s) < 2:
+        if len(s) < 2 or s[-1][0] <= s[0][0]:
             out.append(finding("client", "not-visible", f"{p['name']}: fewer than 2 CPU samples in the window"))
             continue
         used = (s[-1][1] - s[0][1]) / (s[-1][0] - s[0][0])
@@ -90,6 +90,8 @@ def little(summary: dict) -> dict | None:
         return None
     busy = sum(o["per_second"] * o["latency_ms"]["avg"] / 1000 for o in ops)
     avg_ms = busy / rate * 1000
+    if avg_ms <= 0:
+        return None
     return {"vus": vus, "iterations_per_s": round(rate, 3), "iteration_ms": round(avg_ms, 3),
             "busy_vus": round(busy, 3), "predicted_per_s": round(vus / (avg_ms / 1000), 3),
             "holds": abs(busy / vus - 1) <= rules.LITTLE_TOLERANCE}
