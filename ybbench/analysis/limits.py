@@ -18,8 +18,9 @@ from ybbench.analysis import limits_server as srv
 from ybbench.core import formats, run_folder
 from ybbench.core.errors import UserError
 from ybbench.core.prom import Prom
+from ybbench.run import usage as run_usage
 
-FILE = "limits.json"
+FILE = run_folder.LIMITS
 # The verdict's order: the first saturated resource names the limit. The
 # client first (a client-bound run says nothing of the server), then the
 # server's own refusals, its disks, its CPU, then contention.
@@ -32,7 +33,7 @@ def analyse(folder: Path, prometheus: str | None = None) -> dict:
     """The limits of the run in `folder`; Prometheus from the argument or
     the run's params.json (None: the server side is not visible)."""
     run = run_folder.read(folder)
-    usage = _usage(folder)
+    usage = run_folder.optional(folder, run_usage.FILE)
     started, finished = run.window
     t0, t1 = started + float(run.params.get("warmup_s", 0)), finished
     summary = run.summary
@@ -64,11 +65,6 @@ def analyse(folder: Path, prometheus: str | None = None) -> dict:
             "model": "open" if offered else "closed", "prometheus": prometheus,
             "shared_host": hosts.get("shared", []), "verdict": verdict(found, law, offered),
             "resources": found, "little": law, "thresholds": rules.as_dict()}
-
-
-def _usage(folder: Path) -> dict | None:
-    path = folder / "usage.json"
-    return run_folder.read_json(path, f"run {folder.name}") if path.is_file() else None
 
 
 def verdict(found: list[dict], law: dict | None, offered: dict | None) -> dict:
@@ -149,8 +145,7 @@ def record(folder: Path, prometheus: str | None = None) -> dict:
 
 def load(folder: Path) -> dict | None:
     """A run's limits.json, or None when it has none."""
-    path = folder / FILE
-    return run_folder.read_json(path, f"run {folder.name}") if path.is_file() else None
+    return run_folder.optional(folder, FILE)
 
 
 def verdict_of(folder: Path) -> dict | None:

@@ -21,6 +21,9 @@ YB_SIGNALS = (
                             "operation_memory_pressure_rejections"), "writes rejected under memory pressure"),
     ("yb-write-stall", ("majority_sst_files_rejections",), "writes rejected for too many SST files"),
 )
+# Per node, over the range $R: the cores busy (every mode but idle), and the disks' reads and writes a second.
+BUSY_CORES = 'sum by (instance) (rate(node_cpu_seconds_total{mode!="idle"}[$R]))'
+IOPS = "sum by (instance) (rate(node_disk_reads_completed_total[$R]) + rate(node_disk_writes_completed_total[$R]))"
 
 
 class Window:
@@ -48,8 +51,7 @@ def node_cpu(w: Window, client_boot: int | None, client_cores: float | None) -> 
     cpus = w.whole('count by (instance) (node_cpu_seconds_total{mode="idle"})', "instance")
     if not cpus:
         return [finding("server-cpu", "not-visible", "no node_exporter series (job node): CPU per node not seen")], {}
-    busy = w.series('sum by (instance) (rate(node_cpu_seconds_total{mode!="idle"}[$R]))', "instance")
-    mean = w.whole('sum by (instance) (rate(node_cpu_seconds_total{mode!="idle"}[$R]))', "instance")
+    busy, mean = w.series(BUSY_CORES, "instance"), w.whole(BUSY_CORES, "instance")
     boots = w.whole("max by (instance) (node_boot_time_seconds)", "instance")
     shared = {n for n, b in boots.items() if client_boot and abs(b - client_boot) <= rules.SAME_HOST_BOOT_S}
     out = []
@@ -89,13 +91,12 @@ def disks(w: Window, knobs: dict) -> list[dict]:
     if not io:
         return [finding("disk", "not-visible", "no node_disk_io_time_seconds_total series (job node): disks not seen")]
     busy = w.whole("max by (instance) (rate(node_disk_io_time_seconds_total[$R]))", "instance")
-    iops = w.whole("sum by (instance) (rate(node_disk_reads_completed_total[$R]) "
-                   "+ rate(node_disk_writes_completed_total[$R]))", "instance")
+    iops = w.whole(IOPS, "instance")
     mbps = w.whole("sum by (instance) (rate(node_disk_read_bytes_total[$R]) + rate(node_disk_written_bytes_total[$R]))"
                    " / 1e6", "instance")
-    iops_series = w.series("sum by (instance) (rate(node_disk_reads_completed_total[$R]) "
-                           "+ rate(node_disk_writes_completed_total[$R]))", "instance")
     cap = _iops_knob(knobs)
+    # Each node's IOPS over the window's points, read only to hold them against a capacity knob.
+    iops_series = w.series(IOPS, "instance") if cap else {}
     out = []
     for node in sorted(busy):
         full = rules.saturated(io.get(node) or [busy[node]], 1.0)

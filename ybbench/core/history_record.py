@@ -38,10 +38,9 @@ def _latency(op: dict, q: str) -> float | None:
 def _limits(folder: Path) -> dict | None:
     """What limited the run and the CPU behind it (its limits.json,
     analysis/limits.py), for the store's cpu column; None without one."""
-    path = folder / "limits.json"
-    if not path.is_file():
+    doc = run_folder.optional(folder, run_folder.LIMITS)
+    if doc is None:
         return None
-    doc = run_folder.read_json(path, f"run {folder.name}")
     client = [f["figures"].get("cores_used") for f in doc["resources"] if f["resource"] == "client"]
     nodes = [f["figures"] for f in doc["resources"] if f["resource"] == "server-cpu" and f["status"] != "not-visible"]
     top = max(nodes, key=lambda n: n["share"]) if nodes else None

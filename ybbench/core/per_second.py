@@ -24,8 +24,7 @@ RESOLUTION = "1 s (per-second.json, written by the run)"
 
 def load(folder: Path) -> dict | None:
     """The run's per-second.json, checked, or None when it has none."""
-    path = folder / FILE
-    return run_folder.read_json(path, f"run {folder.name}") if path.is_file() else None
+    return run_folder.optional(folder, FILE)
 
 
 def throughput(doc: dict, op: str) -> dict | None:

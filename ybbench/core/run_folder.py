@@ -31,6 +31,7 @@ PARAMS = "params.json"
 SUMMARY = "summary.json"
 EVENTS = "events.json"
 DOCTOR = "doctor.json"
+LIMITS = "limits.json"  # what limited the run (analysis/limits.py)
 
 
 def read_json(path: Path, what: str) -> object:
@@ -52,6 +53,13 @@ def read_json(path: Path, what: str) -> object:
         return formats.upgraded(path, kind, doc)
     except UserError as e:
         raise UserError(f"{what}: {e}") from None
+
+
+def optional(folder: Path, name: str) -> object | None:
+    """A run's results file that not every run has (per-second.json,
+    usage.json, limits.json), read as read_json does; None when absent."""
+    path = folder / name
+    return read_json(path, f"run {folder.name}") if path.is_file() else None
 
 
 def summary(folder: Path) -> dict:

@@ -22,10 +22,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ybbench.analysis import limits
 from ybbench.core import catalog, run_folder
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
-from ybbench.analysis import limits
 from ybbench.experiments import campaign
 from ybbench.experiments.reproduce import expected
 from ybbench.experiments.reproduce.file import Experiment, Phase, load
