@@ -118,3 +118,38 @@ def test_compare_warns_when_a_side_was_client_bound(tmp_path):
     assert doc["runs"]["b1"]["limited_by"]["limit"] == "unknown"
     assert "warning: A: a1, a2 limited by the client" in compare.table(doc)
     assert "limited by: A: client x2; B: unknown x2" in compare.table(doc)
+
+
+class _Prom:
+    """Prometheus as the analysis queries it, answering from planted instant values: the YugabyteDB
+    job is up and exports only the counters named; each counter's increase is 0."""
+
+    def __init__(self, exported: set[str]):
+        self.exported = exported
+
+    def instant(self, promql: str, t: float) -> list[dict]:
+        if promql.startswith('count(up{job="yugabytedb"})'):
+            return [{"metric": {}, "value": [t, "3"]}]
+        if promql.startswith("count by (__name__)"):
+            return [{"metric": {"__name__": n}, "value": [t, "3"]} for n in sorted(self.exported)]
+        if any(f"({n}[" in promql for n in self.exported):
+            return [{"metric": {"instance": "n1:9000"}, "value": [t, "0"]}]
+        return []
+
+    def range(self, promql: str, start: float, end: float, step: float) -> list[dict]:
+        return []
+
+
+def test_a_counter_the_server_does_not_export_is_not_seen_rather_than_zero():
+    from ybbench.analysis import limits_server as srv
+
+    # This YugabyteDB exports the RPC queue counters only: the rest are "not visible", never "ok".
+    found, conflicts = srv.yugabytedb(srv.Window(_Prom({"rpcs_queue_overflow", "rpcs_timed_out_in_queue"}),
+                                                 START, START + 20))
+    status = {f["resource"]: f["status"] for f in found}
+    assert status == {"yb-rpc-queue": "ok", "yb-memory-pressure": "not-visible", "yb-write-stall": "not-visible"}
+    assert conflicts is None
+    # All of them exported: every signal is read, and the conflicts are a number.
+    everything = {n for _, names, _ in srv.YB_SIGNALS for n in names} | {srv.STALLS, srv.CONFLICTS}
+    found, conflicts = srv.yugabytedb(srv.Window(_Prom(everything), START, START + 20))
+    assert {f["status"] for f in found} == {"ok"} and conflicts == 0

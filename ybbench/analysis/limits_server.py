@@ -25,6 +25,8 @@ YB_SIGNALS = (
 BUSY_CORES = 'sum by (instance) (rate(node_cpu_seconds_total{mode!="idle"}[$R]))'
 IOPS = "sum by (instance) (rate(node_disk_reads_completed_total[$R]) + rate(node_disk_writes_completed_total[$R]))"
 
+STALLS, CONFLICTS = "rocksdb_stall_micros", "transaction_conflicts"
+
 
 class Window:
     """The measured window's queries: a rate per STEP_S over RATE_RANGE_S, and an increase over the whole."""
@@ -124,10 +126,16 @@ def yugabytedb(w: Window) -> tuple[list[dict], float | None]:
     if not w.whole('count(up{job="yugabytedb"})', ""):
         return [finding("yugabytedb", "not-visible", "no YugabyteDB targets (job yugabytedb): its queues, "
                         "memory-pressure rejections and write stalls not seen")], None
+    # A counter this YugabyteDB does not export (renamed, or left out by the scrape) is not seen, not zero.
+    wanted = [*(n for _, names, _ in YB_SIGNALS for n in names), STALLS, CONFLICTS]
+    present = set(w.whole(f'count by (__name__) ({{job="yugabytedb", __name__=~"{"|".join(wanted)}"}})', "__name__"))
     out = []
     for limit, names, meaning in YB_SIGNALS:
+        if not present & set(names):
+            out.append(finding(limit, "not-visible", f"{' / '.join(names)} not exported by the YugabyteDB scraped"))
+            continue
         grown: dict[str, float] = {}
-        for name in names:
+        for name in sorted(present & set(names), key=names.index):
             for node, v in w.whole(f"sum by (instance) (increase({name}[$R]))", "instance").items():
                 if v > 0:
                     grown[node] = grown.get(node, 0.0) + v
@@ -135,15 +143,18 @@ def yugabytedb(w: Window) -> tuple[list[dict], float | None]:
                 else f"no {' / '.join(names)}")
         out.append(finding(limit, "saturated" if grown else "ok", text, nodes=sorted(grown),
                            counts={n: round(v, 1) for n, v in grown.items()}))
-    stalls = w.whole("sum by (instance) (increase(rocksdb_stall_micros[$R])) / 1e6", "instance")
-    stalled = {n: s for n, s in stalls.items() if s >= rules.WRITE_STALL_SHARE * w.seconds}
-    out.append(finding("yb-write-stall", "saturated" if stalled else "ok",
-                       ("RocksDB write stalls: " + ", ".join(f"{n} {s:.1f} s" for n, s in sorted(stalled.items())))
-                       if stalled else "no RocksDB write stall over 1% of the window", nodes=sorted(stalled)))
+    if STALLS in present:
+        stalls = w.whole(f"sum by (instance) (increase({STALLS}[$R])) / 1e6", "instance")
+        stalled = {n: s for n, s in stalls.items() if s >= rules.WRITE_STALL_SHARE * w.seconds}
+        out.append(finding("yb-write-stall", "saturated" if stalled else "ok",
+                           ("RocksDB write stalls: " + ", ".join(f"{n} {s:.1f} s" for n, s in sorted(stalled.items())))
+                           if stalled else "no RocksDB write stall over 1% of the window", nodes=sorted(stalled)))
+    else:
+        out.append(finding("yb-write-stall", "not-visible", f"{STALLS} not exported by the YugabyteDB scraped"))
     servers = w.whole("sum by (exported_instance) (rate(cpu_utime[$R]) + rate(cpu_stime[$R])) / 1000",
                       "exported_instance")
     if servers:
         out.append(finding("yb-server-cpu", "ok", "CPU per YugabyteDB server: " + ", ".join(
             f"{n} {c:.2f} cores" for n, c in sorted(servers.items())), cores={n: round(c, 3) for n, c in servers.items()}))
-    conflicts = sum(w.whole("sum(increase(transaction_conflicts[$R]))", "").values())
+    conflicts = sum(w.whole(f"sum(increase({CONFLICTS}[$R]))", "").values()) if CONFLICTS in present else None
     return out, conflicts
