@@ -2,7 +2,7 @@
 # make demo   make deps and make build first (apt and pip installs, every Go build of native/: long when cold),
 #             then a short run on a throwaway local PostgreSQL 15 and its HTML report
 # make build  only build the native stack's Go binaries (cached outside the repo)
-# make bench  client CPU per operation, pinned and shared: k6 (lib/pq, pgx, pgx + Go helpers, pgconn, the inner loop) next to pgbench, sysbench and go-ycsb, sizing, k6 memory over 10 min; TPC-C's client cost and spec mode's memory (~100 min on 2 cores)
+# make bench  client CPU per operation, pinned and shared: k6 (lib/pq, pgx, pgx + Go helpers, pgconn, the inner loop) next to pgbench, sysbench and go-ycsb, sizing, k6 memory over 10 min; TPC-C's client cost (both styles: CPU, round trips the server counts, New-Order latency) and spec mode's memory (~100 min on 2 cores)
 # make bench-monitoring  a real Prometheus scraping 100 nodes replayed from YugabyteDB captures (MINUTES=3)
 # make soak   a fixed-rate insert + read/update mix for MINUTES (60): k6 and Prometheus memory, ops/s, p99 drift, verify
 #             (INSERT_RATE=200 UPDATE_RATE=300 operations per second)

@@ -56,6 +56,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import go_ycsb
+from bench.peak_rss import vm_hwm_kb
 from tests.support.stack import BIN, PG_BIN, REPO, Postgres
 from ybbench.run.k6_process import k6_env
 
@@ -132,17 +133,26 @@ def cpu_list(cpus: set[int]) -> str:
 
 
 def run_measured(cmd: list[str], env: dict, cwd: Path | None = None) -> tuple[str, float, int]:
-    """Run a client to completion; its output, CPU seconds and peak RSS."""
+    """Run a client to completion; its output, CPU seconds and peak RSS.
+    The RSS is the client's own high-water mark (VmHWM), read every 0.1 s
+    until it exits: wait4's ru_maxrss also holds this Python's, which the
+    forked child had before its exec (a /bin/true reads as large as it)."""
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, text=True,
                                 preexec_fn=on_client_cpus)
-        _, status, usage = os.wait4(proc.pid, 0)
+        hwm = 0
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            hwm = max(hwm, vm_hwm_kb(proc.pid))
+            time.sleep(0.1)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read()
     if proc.returncode not in (0, 99):
         raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}):\n{text[-2000:]}")
-    return text, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    return text, usage.ru_utime + usage.ru_stime, hwm or usage.ru_maxrss
 
 
 def pgbench(pg: Postgres, script: str, clients: int, seconds: int) -> Measure:

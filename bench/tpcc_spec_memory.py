@@ -9,7 +9,7 @@ benchmark, not a test: it prints a table.
 
 The target (a client that does not cost what BenchBase's 6 MB a warehouse
 does): at most 1 MB of client memory a warehouse. Peak RSS is the k6
-process's (wait4's ru_maxrss), the same figure bench/client_efficiency
+process's (its VmHWM), the same figure bench/client_efficiency
 reports; efficiency and terminal_wait_ms come from the run's summary.
 """
 

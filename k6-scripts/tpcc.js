@@ -12,6 +12,12 @@
 //   C_LOAD      the C of C_LAST's NURand at load (required; the load's
 //               summary.json written.c_load; --keys-from gives it)
 //   TPCC_MODE   throughput (default) or spec
+//   TPCC_STYLE  procedures (default): each transaction one call of its
+//               PL/pgSQL function (lib/tpcc_procs.js), as HammerDB runs it;
+//               statements: BEGIN, the specification's statements one round
+//               trip each, COMMIT (lib/tpcc_statements.js), as yugabyte/tpcc
+//               runs it; needs DB_DRIVER=pgconn (one connection a VU that
+//               never re-sends a statement on a new one)
 //   VUS         spec mode: the connections the terminals share (default
 //               WAREHOUSES / 5, rounded up: 50 terminals a VU)
 //   TABLE_PREFIX  the load's (""), and the common knobs (docs/workloads.md)
@@ -23,23 +29,30 @@
 // Each iteration is one transaction (spec mode: or an idle wait for the
 // next terminal due, op=idle), tagged op=new_order,
 // payment, order_status, delivery or stock_level, so k6's iteration count
-// and latency are each transaction's. A transaction is one statement, a
-// call of its PL/pgSQL function (lib/tpcc_procs.js), retried whole on
-// 40001 and 40P01. New-Orders rolled back by their unused item (1%) are
-// counted in ybbench_rollbacks{op="new_order"}, not as errors.
+// and latency are each transaction's (with its retries). A transaction is
+// one statement, a call of its PL/pgSQL function (lib/tpcc_procs.js), or
+// with TPCC_STYLE=statements its statements between BEGIN and COMMIT;
+// either retried whole on 40001 and 40P01 (counted in ybbench_retries{op}).
+// New-Orders rolled back by their unused item (1%) are counted in
+// ybbench_rollbacks{op="new_order"}, not as errors.
 //
-// tpmC in summary.json: New-Orders committed per minute of the run.
+// tpmC in summary.json: New-Orders committed per minute of the run. With
+// a warm-up (`ybbench run --warmup`, YBBENCH_WARMUP_S: yugabyte/tpcc's
+// --warmup-time-secs), tpcc.measured also gives tpmC and efficiency over
+// the run after it: New-Orders that committed from the scenario's start +
+// the warm-up on, over the seconds from then to the run's end.
 import exec from "k6/execution";
 import { sleep } from "k6";
 import { ConfigError, connection, int, oneOf, required } from "./lib/config.js";
-import { open, nodeFor, checkReachable, ensure, where, errorMessage, sqlstate } from "./lib/db.js";
-import { attempt, idle, tagIteration, EXPECTED } from "./lib/metrics.js";
+import { open, nodeFor, checkReachable, dsn, ensure, where, errorMessage, pgconnModule, sqlstate } from "./lib/db.js";
+import { attempt, idle, lastRetries, maxRetries, tagIteration, EXPECTED } from "./lib/metrics.js";
 import { options as runOptions, testid } from "./lib/run.js";
 import { runHash } from "./lib/keys.js";
 import { summaryHandler } from "./lib/summary.js";
-import { Counter } from "k6/metrics";
+import { Counter, Gauge } from "k6/metrics";
 import { CUSTOMERS, DISTRICTS, INDEXES, ITEMS, T, lastName, nurand, randInt, tablePrefix } from "./lib/tpcc.js";
 import { CALLS, PROCS, ROLLBACK } from "./lib/tpcc_procs.js";
+import { statementsExec } from "./lib/tpcc_statements.js";
 import { MAX_TPMC_PER_WAREHOUSE, SPEC_DECK, TERMINALS_PER_WAREHOUSE, THROUGHPUT_DECK, advance, deck, nextDue,
   terminalsOf } from "./lib/tpcc_terminals.js";
 
@@ -49,6 +62,13 @@ const cLoad = required("C_LOAD", int("C_LOAD", undefined, { min: 0, max: 255 }))
 
 export const TRANSACTIONS = ["new_order", "payment", "order_status", "delivery", "stock_level"];
 const spec = oneOf("TPCC_MODE", "throughput", ["throughput", "spec"]) === "spec";
+const style = oneOf("TPCC_STYLE", "procedures", ["procedures", "statements"]);
+if (style === "statements" && conn.driver !== "pgconn") {
+  throw new ConfigError(`TPCC_STYLE=statements needs DB_DRIVER=pgconn (DB_DRIVER=${conn.driver} is set): a ` +
+    "transaction of several statements must stay on one connection, and xk6-sql's pool (lib/pq, pgx) runs a " +
+    "statement again on a new connection when its own broke, outside the transaction (half of one would commit); " +
+    "use DB_DRIVER=pgconn, a k6 with our module (native/build.sh), or TPCC_STYLE=procedures");
+}
 const terminals = TERMINALS_PER_WAREHOUSE * warehouses;
 export const options = runOptions("tpcc", { ops: TRANSACTIONS, vus: spec ? Math.ceil(warehouses / 5) : 16 });
 const vus = options.scenarios.tpcc.vus;
@@ -60,16 +80,43 @@ if (spec && vus > terminals) {
     `(10 a warehouse): a VU would have none; give at most ${terminals}`);
 }
 for (const op of TRANSACTIONS) options.thresholds[`ybbench_rollbacks{op:${op}}`] = ["count>=0"];
+// The statements style's retry histogram: one sample a transaction, tagged
+// with its retries (0 to 10 apart, more than 10 in one bucket "11+"), so the
+// buckets are k6's counts of the transactions (thresholds make them
+// submetrics, in the summary; a bounded set of Prometheus labels).
+const RETRY_BUCKETS = Math.min(maxRetries, 10);
+const OVER = `${RETRY_BUCKETS + 1}+`;
+const buckets = [...Array(RETRY_BUCKETS + 1).keys()].map(String).concat(maxRetries > RETRY_BUCKETS ? [OVER] : []);
+if (style === "statements") {
+  for (const op of TRANSACTIONS) {
+    options.thresholds[`ybbench_tpcc_attempt{op:${op}}`] = ["max>=0"];
+    options.thresholds[`ybbench_tpcc_failed_attempt_ms{op:${op}}`] = ["count>=0"];
+    options.thresholds[`ybbench_tpcc_failed_attempt{op:${op}}`] = ["max>=0"];
+    for (const b of buckets) options.thresholds[`ybbench_tpcc_retried{op:${op},retries:${b}}`] = ["count>=0"];
+  }
+}
 options.thresholds.ybbench_terminal_wait = ["count>=0"];
 const rollbacks = new Counter("ybbench_rollbacks");
+const retried = new Counter("ybbench_tpcc_retried");
 // Spec mode: how long past its due time each transaction started (s,
 // summed): the VU was running another of its terminals' transactions.
 const terminalWait = new Counter("ybbench_terminal_wait");
+// The warm-up: New-Orders committed after it, and when it ended (ms since
+// the epoch, the same in every VU: the scenario's start + the warm-up).
+const warmupS = Number(__ENV.YBBENCH_WARMUP_S || 0);
+if (!(warmupS >= 0)) throw new ConfigError(`YBBENCH_WARMUP_S=${__ENV.YBBENCH_WARMUP_S}: a number of seconds`);
+const measuredNewOrders = new Counter("ybbench_tpcc_measured_new_orders");
+const warmupEnd = new Gauge("ybbench_tpcc_warmup_end_ms");
+let cutMs;
 
 export const handleSummary = summaryHandler("tpcc", { extra: tpccSummary });
 
 const db = open(conn, nodeFor(conn, __VU));
-const execStatement = db.exec;
+// The statements style: the VU's own connection (our module's session),
+// and its monotonic clock where the module has one (whole ms otherwise).
+const session = style === "statements" ? pgconnModule.pgconnSession(dsn(conn, nodeFor(conn, __VU))) : null;
+const clock = pgconnModule && typeof pgconnModule.clockMs === "function" ? pgconnModule.clockMs : Date.now;
+const execStatement = session ? statementsExec(session, clock) : db.exec;
 
 // C for the run's NURand (clause 2.1.6.1): C_LAST's differs from the load's
 // by 65..119 but not 96 or 112; C_ID's and OL_I_ID's are free. Drawn from
@@ -113,12 +160,12 @@ export function setup() {
     throw new ConfigError(`WAREHOUSES=${warehouses}, but ${T.warehouse} holds ${got.n} warehouse(s) up to W_ID ` +
       `${got.top}: give the load's WAREHOUSES (ybbench run --keys-from <the tpcc-load run>)`);
   }
-  for (const ddl of [...INDEXES, ...PROCS]) replace(ddl);
+  for (const ddl of [...INDEXES, ...(style === "procedures" ? PROCS : [])]) replace(ddl);
   // Where each district's orders stood: the run's New-Orders are those from
   // here on (ybbench verify), W_ID-major.
   const next = db.query(`SELECT d_w_id, d_id, d_next_o_id FROM ${T.district} ORDER BY d_w_id, d_id`);
   const c = runC();
-  console.log(`tpcc: ${warehouses} warehouse(s) in ${T.warehouse}, ... on ${conn.nodes.length} node(s); ` +
+  console.log(`tpcc: ${warehouses} warehouse(s) in ${T.warehouse}, ... on ${conn.nodes.length} node(s), ${style}; ` +
     `C_LAST's C ${c.last} (the load's ${cLoad})`);
   return { c, written: { scheme: "tpcc", phase: "run", table_prefix: tablePrefix, tables: T, warehouses, c_load: cLoad,
     c, next_o_id_at_start: next.map((r) => Number(r.d_next_o_id)), ...where(conn) } };
@@ -224,9 +271,29 @@ const pick = deck(spec ? SPEC_DECK : THROUGHPUT_DECK);
 
 function run(op, c) {
   tagIteration(op);
-  if (attempt(op, execStatement, INPUTS[op](c), op === "new_order" ? ROLLBACK : undefined) === EXPECTED) {
+  if (warmupS > 0 && op === "new_order") runNewOrderMeasured(c);
+  else if (attempt(op, execStatement, INPUTS[op](c), op === "new_order" ? ROLLBACK : undefined) === EXPECTED) {
     rollbacks.add(1, { op });
   }
+  if (session) {
+    const k = lastRetries();
+    retried.add(1, { op, retries: k <= RETRY_BUCKETS ? String(k) : OVER });
+  }
+}
+
+// With a warm-up: a New-Order that commits after it counts in tpcc.measured.
+function execDone() {
+  execStatement.apply(undefined, arguments);
+  return true;
+}
+function runNewOrderMeasured(c) {
+  if (cutMs === undefined) {
+    cutMs = exec.scenario.startTime + warmupS * 1000;
+    warmupEnd.add(cutMs);
+  }
+  const r = attempt("new_order", execDone, INPUTS.new_order(c), ROLLBACK);
+  if (r === EXPECTED) rollbacks.add(1, { op: "new_order" });
+  else if (r === true && Date.now() >= cutMs) measuredNewOrders.add(1);
 }
 
 // Spec mode: this VU's terminals, from its first iteration on.
@@ -258,6 +325,7 @@ export default function (data) {
 
 export function teardown() {
   db.close();
+  if (session) session.close();
 }
 
 // summary.json's tpcc: tpmC from the New-Orders that committed (neither
@@ -273,15 +341,63 @@ function tpccSummary(data, d) {
   const transactions = TRANSACTIONS.reduce((n, t) => n + ((d.ops[t] || {}).count || 0), 0);
   const waitMs = spec && transactions ? (count("ybbench_terminal_wait") * 1000) / transactions : null;
   const pct = (x) => `${(100 * x).toFixed(2)}%`;
+  const measured = warmupS > 0 ? measuredSummary(data, count, d) : undefined;
   return {
-    fields: { tpcc: { mode: spec ? "spec" : "throughput", tpmc, efficiency, warehouses,
+    fields: { tpcc: { mode: spec ? "spec" : "throughput", style, tpmc, efficiency, warehouses,
       ...(spec ? { terminals, terminal_wait_ms: waitMs } : {}),
+      ...(measured ? { measured: measured.fields } : {}),
       new_orders: { committed, rolled_back: rolled, failed: no.errors },
-      rollbacks: Object.fromEntries(TRANSACTIONS.map((t) => [t, count(`ybbench_rollbacks{op:${t}}`)])) } },
+      rollbacks: Object.fromEntries(TRANSACTIONS.map((t) => [t, count(`ybbench_rollbacks{op:${t}}`)])),
+      ...(style === "statements" ? { attempts: attempts(data, d) } : {}) } },
     text: `  tpmC ${tpmc === null ? "-" : tpmc.toFixed(1)} ` +
       (spec ? `efficiency ${efficiency === null ? "-" : pct(efficiency)} (spec mode: ${terminals} terminals on ${vus} VU${vus === 1 ? "" : "s"}, ` +
         `a transaction started ${waitMs === null ? "-" : waitMs.toFixed(1)} ms after its terminal's due time on average)  `
         : "(throughput mode: no think time, no efficiency)  ") +
-      `New-Orders committed ${committed}, rolled back ${rolled}, failed ${no.errors}\n`,
+      `New-Orders committed ${committed}, rolled back ${rolled}, failed ${no.errors}\n` +
+      (style === "statements" ? attemptsText(attempts(data, d)) : "  (procedures: one call a transaction)\n") +
+      (measured ? measured.text : ""),
   };
+}
+
+// After the warm-up: from its end (the gauge) to the run's end (now, as
+// handleSummary runs when the test is over).
+function measuredSummary(data, count, d) {
+  const end = ((data.metrics.ybbench_tpcc_warmup_end_ms || {}).values || {}).value;
+  const committed = count("ybbench_tpcc_measured_new_orders");
+  const seconds = end ? Math.max(0, (Date.now() - end) / 1000) : Math.max(0, d.duration_s - warmupS);
+  const tpmc = seconds > 0 ? committed / (seconds / 60) : null;
+  const efficiency = spec && tpmc !== null ? tpmc / (MAX_TPMC_PER_WAREHOUSE * warehouses) : null;
+  const fields = { warmup_s: warmupS, seconds, new_orders_committed: committed, tpmc, efficiency };
+  const text = `  after the ${warmupS} s warm-up (left out): tpmC ${tpmc === null ? "-" : tpmc.toFixed(1)}` +
+    (spec ? ` efficiency ${efficiency === null ? "-" : `${(100 * efficiency).toFixed(2)}%`}` : "") +
+    ` over ${seconds.toFixed(1)} s, New-Orders committed ${committed}\n`;
+  return { fields, text };
+}
+
+// The statements style, per transaction: the latency of its final attempt
+// alone (yugabyte/tpcc's "operation"; ops.<op>.latency_ms is the whole
+// transaction with its retries, its "operation with retries"), its retries,
+// and the time its failed attempts took.
+function attempts(data, d) {
+  const ms = (v) => (v.max !== undefined ? { avg: v.avg, p50: v.med, p90: v["p(90)"], p95: v["p(95)"], p99: v["p(99)"], max: v.max } : null);
+  const values = (name) => ((data.metrics[name] || {}).values) || {};
+  return Object.fromEntries(TRANSACTIONS.map((t) => {
+    const summed = values(`ybbench_tpcc_failed_attempt_ms{op:${t}}`).count || 0;
+    const failed = values(`ybbench_tpcc_failed_attempt{op:${t}}`);
+    // k6's Trend summary has no count: the summed ms over their mean.
+    const n = summed > 0 && failed.avg > 0 ? Math.round(summed / failed.avg) : 0;
+    return [t, { latency_ms: ms(values(`ybbench_tpcc_attempt{op:${t}}`)), retries: (d.ops[t] || {}).retries || 0,
+      failed_attempts_ms: summed, failed_attempts: { count: n, latency_ms: n ? ms(failed) : null },
+      retry_histogram: Object.fromEntries(buckets.map((b) => [b, values(`ybbench_tpcc_retried{op:${t},retries:${b}}`).count || 0])) }];
+  }));
+}
+
+function attemptsText(a) {
+  const f = (x) => (x === null || x === undefined ? "-" : x.toFixed(3));
+  const lat = (l) => `avg ${f((l || {}).avg)} ms  p50 ${f((l || {}).p50)} ms  p99 ${f((l || {}).p99)} ms`;
+  const hist = (h) => Object.entries(h).filter(([k, n]) => n > 0 && k !== "0").map(([k, n]) => `${k}:${n}`).join(" ");
+  return "  statements, each transaction's final attempt alone (its retries apart; the table above: with them):\n" +
+    TRANSACTIONS.map((t) => `    ${t.padEnd(13)} ${lat(a[t].latency_ms)}  retries ${a[t].retries}` +
+      (a[t].failed_attempts.count ? `, their attempts ${a[t].failed_attempts_ms.toFixed(1)} ms (each ${lat(a[t].failed_attempts.latency_ms)}),` +
+        ` transactions by retries ${hist(a[t].retry_histogram)}` : "") + "\n").join("");
 }

@@ -30,8 +30,9 @@ NEEDED = ("k6", "k6-official", "k6-v2", "prometheus", "promtool", "node_exporter
 def pytest_collection_modifyitems(items):
     """The order `make test` counts on: the tests marked quiet, the unit
     tests, the native ones, the tests marked late, those marked alone, then
-    the compose tests (which tests/lanes.sh runs in a pytest of their own,
-    beside the others once the quiet tests are done). While the first three
+    the compose tests (tests/lanes.sh runs the compose tests, then the unit
+    tests, in pytests of their own, beside the others once the quiet tests
+    are done). While the first three
     groups run, make builds native/build.sh's late group (Loki, Promtail,
     Compose, the older k6s) in the background, on idle CPU only; the late
     tests and the compose tests need those; the alone tests need a machine
@@ -60,15 +61,15 @@ def pytest_runtest_setup(item):
     """The first test not marked quiet tells tests/lanes.sh that the quiet
     ones are done (the compose tests may start beside the rest). A late
     test starts once no build of ours runs beside it, an alone test once
-    the compose tests are done too (tests/lanes.sh names the file their
-    pytest writes at its end), before its fixtures start anything."""
+    lane 2's tests are done too (tests/lanes.sh names the file it writes
+    at their end), before its fixtures start anything."""
     if not item.get_closest_marker("quiet"):
         _signal("YBBENCH_QUIET_DONE")
     if item.get_closest_marker("late") or item.get_closest_marker("alone"):
         built("late")
     done = os.environ.get("YBBENCH_LANE2_DONE")
     if item.get_closest_marker("alone") and done:
-        wait_until(lambda: os.path.exists(done), "the compose tests beside this one to end (tests/lanes.sh)",
+        wait_until(lambda: os.path.exists(done), "lane 2's tests beside this one to end (tests/lanes.sh)",
                    timeout=3600, interval=1)
 
 

@@ -27,6 +27,7 @@ from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 from ybbench.doctor.settings import GRAFANA_PASSWORD_FILE, PASSWORD_FILE_VAR
 from ybbench.run import k6run
+from ybbench.run.scrape_access import KINDS, SECRETS_DIR, Access
 from ybbench.run.targets import YB_EXPORTS, Cluster, parse_hosts
 
 
@@ -52,6 +53,9 @@ def _targets(a: argparse.Namespace) -> int:
         node_exporters=parse_hosts("--node-exporters", a.node_exporters, 9100) if a.node_exporters else [],
         postgres_exporters=parse_hosts("--postgres-exporters", a.postgres_exporters, 9187) if a.postgres_exporters else [],
         prometheus=parse_hosts("--prometheus", a.prometheus, 9090) if a.prometheus else [],
+        access={k: Access(k, scheme=getattr(a, f"{k}_scheme"), ca_file=getattr(a, f"{k}_ca_file") or "",
+                          basic_user=getattr(a, f"{k}_basic_auth") or "", bearer=getattr(a, f"{k}_bearer_token"),
+                          secret_file=getattr(a, f"{k}_secret_file") or "") for k in KINDS},
     )
     for p in cluster.write(Path(a.out)):
         print(p)
@@ -269,21 +273,33 @@ def _ab(a: argparse.Namespace) -> int:
     import time
 
     from ybbench.analysis import compare, compare_gate
+    from ybbench.experiments import ab_rule
     from ybbench.experiments.ab import command
 
     compare_gate.parse(list(a.fail_on))  # a bad rule before any load
     resolve = ab_resolve(a)
-    plan, code = command(a)
-    # Runs too far apart for the change asked for: more A B B A runs, as many as their spread says.
-    while resolve and code == 0 and plan.repeat < a.max_repeat:
-        need, why = compare.runs_to_resolve(plan.results, plan.id, resolve, a.alpha)
-        if need is not None and need <= plan.repeat:
-            print(f"ab {plan.id}: {why}: enough", flush=True)
-            break
-        a.id, a.resume, a.repeat = None, plan.id, min(need or a.max_repeat, a.max_repeat)
-        print(f"ab {plan.id}: {why}: going on to {a.repeat} a side (--resolve, at most --max-repeat "
-              f"{a.max_repeat})", flush=True)
-        plan, code = command(a)
+    state: dict = {}
+
+    def runs_to(n: int):
+        """The ab's runs up to n a side (A B B A ...), and their values; None when one failed."""
+        if state:
+            a.id, a.resume = None, state["plan"].id
+        a.repeat = n
+        state["plan"], state["code"] = command(a)
+        if state["code"] != 0 or not resolve:
+            return None
+        return compare.ab_values(state["plan"].results, state["plan"].id, a.alpha)
+
+    if resolve:
+        # Runs too far apart for the change asked for: more A B B A runs, as many as their spread says.
+        try:
+            ab_rule.resolve(runs_to, a.repeat, a.max_repeat, resolve, a.alpha,
+                            say=lambda line: print(f"ab {state['plan'].id}: {line}", flush=True))
+        except ab_rule.NoSpread as e:
+            raise UserError(f"ab {state['plan'].id}: {e}") from None
+    else:
+        runs_to(a.repeat)
+    plan, code = state["plan"], state["code"]
     out = plan.folder / time.strftime("compare-%Y%m%dT%H%M%S", time.gmtime())
     got = compare_command(plan.id, [], str(plan.results), plan.prometheus, str(out), a.alpha, False, None,
                           a.fail_on, a.history)
@@ -370,6 +386,19 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--postgres-exporters", help="postgres_exporter hosts, host[:9187],...")
     t.add_argument("--prometheus", help="Prometheus itself, host[:9090]")
     t.add_argument("--out", required=True, help="folder for the target files (prometheus/targets/<name>)")
+    for kind, (job, knob, secret) in KINDS.items():
+        what = "YugabyteDB's web ports (masters, tservers, YSQL, YCQL)" if kind == "yb" else "node_exporter"
+        t.add_argument(f"--{kind}-scheme", choices=["http", "https"], default="http",
+                       help=f"how {what} serve their metrics (http)")
+        t.add_argument(f"--{kind}-ca-file", metavar="FILE",
+                       help=f"the CA (PEM) that signed {what}'s certificates; copied next to the target files")
+        t.add_argument(f"--{kind}-basic-auth", metavar="USER",
+                       help=f"basic auth as USER to {what}; the password is read from a file ({knob})")
+        t.add_argument(f"--{kind}-bearer-token", action="store_true",
+                       help=f"a bearer token to {what}, read from a file ({knob})")
+        t.add_argument(f"--{kind}-secret-file", metavar="FILE",
+                       help=f"the password or token file as Prometheus sees it (default {SECRETS_DIR}/{secret}, "
+                       f"where compose puts {knob}'s file)")
     t.set_defaults(func=_targets)
 
     r = sub.add_parser("run", help="run one workload with k6 and keep its results")
@@ -413,7 +442,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--history", metavar="STORE", help="the history store: an SQLite file or a postgresql:// URL "
                    "(default: $YBBENCH_HISTORY, else <results>/history.sqlite)")
     r.add_argument("--warmup", metavar="DURATION", help="the first seconds of the run that compare leaves out of "
-                   "the measured window (kept as params.json warmup_s)")
+                   "the measured window (kept as params.json warmup_s); tpcc gives its tpmC and efficiency after it "
+                   "too (summary.json tpcc.measured)")
     r.set_defaults(func=_run)
 
     lm = sub.add_parser("limits", help="what limited a run, with the evidence: each resource's use against its "
@@ -574,7 +604,8 @@ def parser() -> argparse.ArgumentParser:
 
     x = sub.add_parser("reproduce", help="a seed's experiment scaled to this machine: published against observed")
     x.add_argument("seed", help="000, 001, 004 (run their phases), 002, 003 (analyse their published results), "
-                   "tpcc-yugabytedb (YugabyteDB's TPC-C table), or an experiment file")
+                   "tpcc-yugabytedb, tpcc-yugabytedb-high-scale, tpcc-yugabytedb-horizontal (YugabyteDB's "
+                   "published TPC-C rows), or an experiment file")
     x.add_argument("--duration", help="each phase's DURATION (30s)")
     x.add_argument("--cores-per-node", type=int, help="server cores per node (default: this machine's cores "
                    "over the nodes, when YSQL_NODES are all on it)")
@@ -582,10 +613,20 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--resume", metavar="REPRODUCE_ID", help="go on with this reproduce, skipping its finished phases")
     x.add_argument("--results", default=str(catalog.REPO / "results"), help="results folder")
     x.add_argument("--prometheus", help="Prometheus URL: k6 remote write, and CPU and disks from node_exporter")
-    x.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a workload knob, every phase")
+    x.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
+                   help="a workload knob, every phase (refused for a knob the file sets in several phases, "
+                   "such as WAREHOUSES over several rows: give --row)")
+    x.add_argument("--row", metavar="PHASE", help="one published row: this phase (one with figures) and the phases "
+                   "it reads (its load), no other")
+    x.add_argument("--published", action="store_true", help="with --row: run the row at its published knobs "
+                   "(warehouses, connections, loader threads) instead of the file's scaled ones")
+    x.add_argument("--warmup", metavar="DURATION", help="the warm-up of each phase whose published run had one, "
+                   "left out of what is compared (default: the published one; 0: none)")
+    x.add_argument("--dry-run", action="store_true", help="print the phases, their knobs, VUs, durations and "
+                   "warm-ups, and the figures compared; run nothing, write nothing")
     x.set_defaults(func=_reproduce)
     v = sub.add_parser("verify", help="after a write run: every acknowledged write present, each value one the run "
-                                      "wrote; after tpcc-load and tpcc, TPC-C's consistency conditions 1-4, "
+                                      "wrote; after tpcc-load and tpcc, TPC-C's consistency conditions 1-12, "
                                       "and a tpcc run's New-Orders (docs/faults-and-verify.md)")
     v.add_argument("testid", help="the write run's id (sql-inserts, kv-load, sql-updates, ycsb-load, ycsb, "
                                   "sql-secondary-index, tpcc-load, tpcc): a folder of --results")
@@ -597,7 +638,7 @@ def parser() -> argparse.ArgumentParser:
                         "every dashboard and report query (History's SQL on the history store), k6's modules, Loki, "
                         "Grafana, room to run; exit 1 if one fails (docs/docker-stack.md \"ybbench doctor\")")
     dr.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
-                    help="a workload knob, as for run: YSQL_NODES, DB_USER, DB_NAME, DB_SSLMODE, DB_SSLROOTCERT, "
+                    help="a workload knob, as for run: YSQL_NODES, DB_USER, DB_NAME, DB_SSLMODE, DB_SSLROOTCERT, DB_SSLCERT, DB_SSLKEY, "
                     "DB_CONNECT_TIMEOUT")
     dr.add_argument("--prometheus", help="Prometheus URL, e.g. http://127.0.0.1:9090")
     dr.add_argument("--loki", help="Loki URL, e.g. http://127.0.0.1:3100")

@@ -93,7 +93,8 @@ export function connection() {
     user: str("DB_USER", "yugabyte", { pattern: /^[A-Za-z0-9_.@-]+$/, hint: "a plain role name" }),
     database: str("DB_NAME", "yugabyte", { pattern: /^[A-Za-z0-9_.-]+$/, hint: "a plain database name" }),
     sslmode,
-    sslrootcert: rootCert(sslmode),
+    sslrootcert: tlsFile("DB_SSLROOTCERT", sslmode),
+    ...clientCert(sslmode),
     connectTimeout: int("DB_CONNECT_TIMEOUT", 10, { min: 1, max: 600 }),
     // The server's statement_timeout for the load's sessions (0: the
     // server's own): a statement stuck behind a partition or a paused node
@@ -106,15 +107,28 @@ export function connection() {
 }
 
 // DB_SSLROOTCERT: the CA file (PEM) the server's certificate is checked
-// against (the drivers' sslrootcert), "" for none. Only over TLS: with
-// DB_SSLMODE=disable the drivers would ignore it, and a run the user meant
-// to check the server's certificate would go in plain text. `ybbench run`
-// has checked that the file reads (ybbench/core/root_cert.py); a k6 run
-// without it learns of a missing file from the driver, at setup.
-function rootCert(sslmode) {
-  const v = str("DB_SSLROOTCERT", "", { pattern: /^[^\0\n\r]+$/, hint: "a file's path" });
+// against (the drivers' sslrootcert); DB_SSLCERT and DB_SSLKEY: a client
+// certificate and its key (sslcert, sslkey), for a cluster that asks for
+// one (ysql_hba_conf_csv's `hostssl ... cert`). "" for none. Only over
+// TLS: with DB_SSLMODE=disable the drivers would ignore them, and a run the
+// user meant to check the server's certificate would go in plain text.
+// `ybbench run` has checked that the files read, and the key's mode
+// (ybbench/core/tls_files.py); a k6 run without it learns of a missing
+// file from the driver, at setup.
+function tlsFile(name, sslmode) {
+  const v = str(name, "", { pattern: /^[^\0\n\r]+$/, hint: "a file's path" });
   if (v !== "" && sslmode === "disable") {
-    fail("DB_SSLROOTCERT", v, "the CA file is used only over TLS; set DB_SSLMODE=verify-full (or verify-ca, require)");
+    fail(name, v, "TLS files are used only over TLS; set DB_SSLMODE=verify-full (or verify-ca, require)");
   }
   return v;
+}
+
+function clientCert(sslmode) {
+  const sslcert = tlsFile("DB_SSLCERT", sslmode);
+  const sslkey = tlsFile("DB_SSLKEY", sslmode);
+  if ((sslcert === "") !== (sslkey === "")) {
+    const [have, lack] = sslcert ? ["DB_SSLCERT", "DB_SSLKEY"] : ["DB_SSLKEY", "DB_SSLCERT"];
+    fail(have, sslcert || sslkey, `a client certificate needs its key, and the key its certificate: set ${lack} too`);
+  }
+  return sslcert ? { sslcert, sslkey } : {};
 }

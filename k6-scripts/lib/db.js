@@ -22,6 +22,7 @@ export function dsn(conn, node) {
     `dbname=${conn.database}`,
     `sslmode=${conn.sslmode}`,
     ...(conn.sslrootcert ? [`sslrootcert=${quoted(conn.sslrootcert)}`] : []),
+    ...(conn.sslcert ? [`sslcert=${quoted(conn.sslcert)}`, `sslkey=${quoted(conn.sslkey)}`] : []),
     `connect_timeout=${conn.connectTimeout}`,
     // Both drivers pass unknown DSN keys to the server as startup
     // parameters: every (re)connection of the session gets the level.
@@ -39,7 +40,7 @@ function quoted(v) {
 }
 
 // Where a load wrote, without the password: summary.json keeps it for
-// `ybbench verify` (with the CA file, when one was given).
+// `ybbench verify` (with the TLS files' paths, when given).
 export function where(conn) {
   return {
     nodes: conn.nodes.map((n) => `${n.host}:${n.port}`),
@@ -47,6 +48,7 @@ export function where(conn) {
     database: conn.database,
     sslmode: conn.sslmode,
     ...(conn.sslrootcert ? { sslrootcert: conn.sslrootcert } : {}),
+    ...(conn.sslcert ? { sslcert: conn.sslcert, sslkey: conn.sslkey } : {}),
   };
 }
 
@@ -148,12 +150,19 @@ export function requireKey(db, table, select, k) {
 // The drivers' TLS errors ("x509: certificate signed by unknown authority",
 // "x509: cannot validate certificate for 10.0.0.1 because it doesn't
 // contain any IP SANs") name no file: say which CA file and mode the
-// server's certificate was checked with.
+// server's certificate was checked with, and which client certificate was sent.
+// PostgreSQL refuses a client certificate whose CN is not the user
+// (clientcert=verify-full) with the password's words, 28P01.
 function tlsContext(conn, message) {
+  if (conn.sslcert && /28P01|authentication failed/.test(message)) {
+    return ` (with the client certificate DB_SSLCERT=${conn.sslcert}: a server that checks it ` +
+      `(clientcert=verify-full) refuses one whose CN is not DB_USER=${conn.user} with these words too)`;
+  }
   if (conn.sslmode === "disable" || !/x509|certificate|tls|ssl/i.test(message)) return "";
   return ` (DB_SSLMODE=${conn.sslmode}, ` +
-    (conn.sslrootcert ? `server certificate checked against DB_SSLROOTCERT=${conn.sslrootcert})` :
-      "no DB_SSLROOTCERT)");
+    (conn.sslrootcert ? `server certificate checked against DB_SSLROOTCERT=${conn.sslrootcert}` :
+      "no DB_SSLROOTCERT") +
+    (conn.sslcert ? `, client certificate DB_SSLCERT=${conn.sslcert} with DB_SSLKEY=${conn.sslkey})` : ")");
 }
 
 export function errorMessage(e) {

@@ -79,8 +79,10 @@ export function pastBound(n, bound) {
 // `expected`: a SQLSTATE that is an outcome, not an error (TPC-C's
 // rolled-back New-Order): returns EXPECTED, counts nothing.
 export const EXPECTED = Object.freeze({ expected: true });
+let lastTries = 0;
 export function attempt(op, fn, args, expected) {
   for (let tries = 0; ; tries++) {
+    lastTries = tries;
     try {
       return fn.apply(undefined, args);
     } catch (e) {
@@ -95,6 +97,11 @@ export function attempt(op, fn, args, expected) {
       return undefined;
     }
   }
+}
+
+// The retries of this VU's last attempt() (tpcc.js's retry histogram).
+export function lastRetries() {
+  return lastTries;
 }
 
 // A write that failed (or timed out) may or may not be in the table. Its

@@ -19,7 +19,7 @@ export const K6_SOURCE = "k6: every sample kept, exact (k6's memory grows with t
 export const GO_HELPERS_SOURCE = "k6/x/ybbench: per-op histograms, 3 significant digits, fixed memory";
 // The version of summary.json's format: ybbench/core/schemas/summary.schema.json
 // (docs/results-format.md), which says every field below and its unit.
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
 
 // The op's iteration_duration. With our Go module (lib/go_helpers.js): its
 // per-op histograms, of fixed size, in place of k6's sink, which keeps every

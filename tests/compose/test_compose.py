@@ -250,7 +250,7 @@ def test_no_default_passwords_and_nothing_phones_home(project):
     for off in ("GF_ANALYTICS_REPORTING_ENABLED", "GF_ANALYTICS_CHECK_FOR_UPDATES",
                 "GF_ANALYTICS_CHECK_FOR_PLUGIN_UPDATES", "GF_NEWS_NEWS_FEED_ENABLED"):
         assert grafana[off] == "false", off
-    assert grafana["GF_PLUGINS_PREINSTALL_DISABLED"] == "true"
+    assert grafana["GF_PLUGINS_PREINSTALL_DISABLED"] == "true" and grafana["GF_PLUGINS_PREINSTALL_AUTO_UPDATE"] == "false"
     assert depends(s["grafana"])["secrets"] == "service_completed_successfully"
     assert "POSTGRES_PASSWORD" not in s["postgres"]["environment"]
     assert "POSTGRES_PASSWORD" not in s["history-db"]["environment"]
@@ -498,8 +498,21 @@ def test_external_mode_is_the_stack_without_the_local_cluster(compose_binaries, 
     local = {n for n in d if n.startswith("yb-")} | {"node-exporter"}
     assert len(local) == 8 and set(s) == set(d) - local, sorted(set(s) ^ (set(d) - local))
     # Every service both have is the default's, but for the changes external.yaml names.
-    changed = {"prometheus", "ybbench", "k6"}
+    changed = {"prometheus", "ybbench", "k6", "secrets"}
     assert {n: s[n] for n in s if n not in changed} == {n: d[n] for n in s if n not in changed}
+    # secrets: the same script, given the scrape password or token files (a compose secret each, /dev/null unset).
+    assert {k: v for k, v in s["secrets"].items() if k != "secrets"} == d["secrets"]
+    assert s["secrets"]["secrets"] == [{"source": "scrape_yugabytedb", "target": "scrape_yugabytedb"},
+                                       {"source": "scrape_node", "target": "scrape_node"}]
+    assert {ext["secrets"][n]["file"] for n in ("scrape_yugabytedb", "scrape_node")} == {"/dev/null"}
+    scraped = json.loads(external_config(tmp_path, env={"YBBENCH_NODE_SCRAPE_SECRET_FILE": "secret/node"}).stdout)
+    assert scraped["secrets"]["scrape_node"]["file"] == str(REPO / "secret" / "node")
+    # Prometheus reads the copies `secrets` makes for its user, once they are made.
+    prom_mounts = {v["target"]: v for v in s["prometheus"]["volumes"]}
+    assert prom_mounts["/run/secrets/ybbench"]["source"] == "secrets" and prom_mounts["/run/secrets/ybbench"]["read_only"]
+    assert depends(s["prometheus"]) == {"secrets": "service_completed_successfully"}
+    assert (s["ybbench"]["environment"]["YBBENCH_CLUSTER_METRICS"], s["ybbench"]["environment"]["YBBENCH_NODE_METRICS"]) \
+        == ("scraped", "node_exporter")
     y = s["ybbench"]
     assert depends(y) == {"prometheus": "service_healthy", "loki": "service_healthy",
                           "secrets": "service_completed_successfully", "history-db": "service_healthy"}
@@ -541,18 +554,19 @@ def test_external_mode_is_the_stack_without_the_local_cluster(compose_binaries, 
 
 
 def test_the_docs_external_mode_settings_are_what_compose_reads(compose_binaries, tmp_path):
-    """The root .env that docs/docker-stack.md "Your own cluster" writes,
-    read by the real `docker compose config` at a copy of the repository's
-    compose files: the nodes, role and database of the page reach the
-    ybbench service, its password file is the secret's, and no yb-* service
-    is left; every setting its table names is one external.yaml or the
+    """The root .env that docs/own-cluster.md writes, read by the real
+    `docker compose config` at a copy of the repository's compose files:
+    the nodes, role, database and TLS of the page reach the ybbench
+    service, its password file is the secret's, and no yb-* service is
+    left; every setting its table names is one external.yaml or the
     ybbench service reads."""
-    page = (REPO / "docs" / "docker-stack.md").read_text()
-    section = page.split("\n## Your own cluster\n", 1)[1].split("\n## ", 1)[0]
-    env_block = re.search(r"cat > \.env <<EOF\n(.*?)\nEOF\n", section, re.S)[1]
+    page = (REPO / "docs" / "own-cluster.md").read_text()
+    steps = page.split("\n## Step by step\n", 1)[1].split("\n## ", 1)[0]
+    section = page.split("\n## The settings\n", 1)[1].split("\n## ", 1)[0]
+    shell = dict(re.findall(r"^(ysql_nodes)=(\S+)$", steps, re.M))  # the page's own addresses
+    env_block = re.search(r"cat > \.env <<EOF\n(.*?)\nEOF\n", steps, re.S)[1]
+    env_block = env_block.replace("$ysql_nodes", shell["ysql_nodes"]).replace("$HOME", str(tmp_path))
     settings = dict(line.split("=", 1) for line in env_block.splitlines())
-    settings["YBBENCH_CLUSTER_PASSWORD_FILE"] = settings["YBBENCH_CLUSTER_PASSWORD_FILE"].replace(
-        "$HOME", str(tmp_path))
     for name in ("compose.yaml", "compose", "prometheus", "grafana", "k6-scripts"):
         src = REPO / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
@@ -565,6 +579,7 @@ def test_the_docs_external_mode_settings_are_what_compose_reads(compose_binaries
     y = project["services"]["ybbench"]["environment"]
     assert (y["YSQL_NODES"], y["DB_USER"], y["DB_NAME"]) == (settings["YSQL_NODES"], settings["DB_USER"],
                                                            settings["DB_NAME"])
+    assert (y["DB_SSLMODE"], y["DB_SSLROOTCERT"]) == ("verify-full", "certs/ca.crt")
     assert project["secrets"]["cluster_password"]["file"] == settings["YBBENCH_CLUSTER_PASSWORD_FILE"]
     assert not [n for n in project["services"] if n.startswith("yb-")]
     table = re.findall(r"^\| `([A-Z_]+)[=`]", section, re.M)

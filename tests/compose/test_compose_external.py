@@ -1,65 +1,98 @@
-"""The stack's external mode (compose/external.yaml, docs/docker-stack.md
-"Your own cluster"), for real: the root compose.yaml with external.yaml on
-top, chosen as a user chooses it, by the root .env of a checkout owned by a
-user who is not root (COMPOSE_FILE, YSQL_NODES, DB_USER, DB_NAME and
-YBBENCH_CLUSTER_PASSWORD_FILE), with the test-only override.yml (stand-in
-images, internal networks) as a third file. "Your cluster" is another
-compose project (external_cluster.yml): the YugabyteDB stand-in's master
-and tserver, the tserver's YSQL forwarding to a PostgreSQL that wants a
-password, and a node_exporter, joined to the stack's network under the
-names the target files give.
+"""The own-cluster guide (docs/own-cluster.md "Step by step"), run as a
+user runs it: its shell blocks, as written, in one bash session of a user
+who is not root (uid USER_UID, a home of its own, the checkout theirs), with
+only the guide's four lines of addresses replaced, against a secured
+stand-in of "your cluster" (external_cluster.yml): PostgreSQL behind the
+YugabyteDB stand-in's tserver with TLS for the name ext-tserver, a password
+and a client certificate (clientcert=verify-full); the servers' web ports
+over HTTPS; node_exporter on :9300 with TLS and basic auth. The files the
+guide copies are where it says (~/Downloads); the editor the guide opens
+writes the password the test made. The test's own two compose files
+(override.yml: the stand-in images and internal networks;
+external_network.yml: the stack reaches the cluster's network) come in
+through COMPOSE_FILE in the environment, which wins over the guide's .env.
 
-The recipe, in the user's order: `ybbench targets --out
-prometheus/targets/external` (through the service, nothing else started),
-`docker compose up -d --wait`, then `docker compose run --rm ybbench ...`.
 What is checked comes from outside the code under test: the Docker engine
 (which containers exist, their configs and logs), Prometheus' API, the
-cluster's own database and the history store's."""
+cluster's own database (pg_stat_ssl: the load's sessions were TLS with the
+client certificate) and the history store's."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
+import shutil
 import subprocess
+import tempfile
 import uuid
+import warnings
 from pathlib import Path
 
 import pytest
 
 from ..support import room
+from ..support.certs import Certs
 from ..support.compose_stack import Engine, PromApi, build_images, eventually, owned_copy, take_down
+from ..support.stack import BIN, REPO
+
+with warnings.catch_warnings():  # deprecated in 3.11; bcrypt through libxcrypt, as exporter-toolkit wants
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import crypt
 
 # Projects of their own: a user's `ybbench` stack and the other compose
 # tests' `ybbench-test` are left alone.
 PROJECT = "ybbench-exttest"
 CLUSTER_PROJECT = "ybbench-exttest-cluster"
+CLUSTER_NETWORK = "ybbench-exttest-cluster"
 NETWORK = f"{PROJECT}_ybbench"
 USER_UID = 12345
-# The cluster's role and database: not the stack's defaults (yugabyte), so
-# a run that lands in them got DB_USER and DB_NAME from the .env.
-DB_USER, DB_NAME = "bench_owner", "benchdb"
-YSQL_NODES = "ext-tserver:5433"
-# `ybbench targets` of the cluster, as a user gives its hosts.
-TARGETS_ARGS = ("--cluster", "mine", "--masters", "ext-master", "--tservers", "ext-tserver",
-                "--node-exporters", "ext-node", "--prometheus", "localhost:9090")
-# What Prometheus must scrape from those files: (job, export_type) -> instances.
+GUIDE = REPO / "docs" / "own-cluster.md"
+# The guide's addresses -> the stand-in cluster's (its first block, values only).
+ADDRESSES = {"masters": "ext-master", "tservers": "ext-tserver", "ysql_nodes": "ext-tserver:5433",
+             "node_exporters": "ext-node:9300"}
+DB_USER, DB_NAME = "yugabyte", "yugabyte"  # as the guide's .env gives them
+YSQL_NODES = ADDRESSES["ysql_nodes"]
+TESTID = "mine-load1"  # the guide's first run
+SCRAPE_USER = "prometheus"  # the guide's --node-basic-auth
+# What Prometheus must scrape: (job, export_type, scheme) -> instances.
 EXPECTED_TARGETS = {
-    ("prometheus", None): {"localhost:9090"},
-    ("node", None): {"ext-node:9100"},
-    ("yugabytedb", "master_export"): {"ext-master:7000"},
-    ("yugabytedb", "tserver_export"): {"ext-tserver:9000"},
-    ("yugabytedb", "cql_export"): {"ext-tserver:12000"},
-    ("yugabytedb", "ysql_export"): {"ext-tserver:13000"},
+    ("prometheus", None, "http"): {"localhost:9090"},
+    ("node", None, "https"): {"ext-node:9300"},
+    ("yugabytedb", "master_export", "https"): {"ext-master:7000"},
+    ("yugabytedb", "tserver_export", "https"): {"ext-tserver:9000"},
+    ("yugabytedb", "cql_export", "https"): {"ext-tserver:12000"},
+    ("yugabytedb", "ysql_export", "https"): {"ext-tserver:13000"},
 }
 # The only services external mode starts (secrets runs once and exits).
 MONITORING = {"prometheus", "loki", "promtail", "grafana", "history-db"}
+PG_HBA = """\
+local all all trust
+hostssl all all all scram-sha-256 clientcert=verify-full
+"""
+
+
+def guide_script() -> str:
+    """The guide's "Step by step" blocks, in order, as one script; the
+    first block's addresses replaced (and nothing else)."""
+    text = GUIDE.read_text()
+    section = text.split("## Step by step", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"(<!--[^\n]*-->\n)?```sh\n(.*?)```", section, re.S)
+    run = [body for mark, body in blocks if "not-run" not in (mark or "")]
+    first = run[0]
+    for name, value in ADDRESSES.items():
+        first, n = re.subn(rf"^{name}=\S+$", f"{name}={value}", first, flags=re.M)
+        assert n == 1, f"the guide's first block sets {name}= once: {run[0]}"
+    assert set(re.findall(r"^(\w+)=", first, re.M)) == set(ADDRESSES), first
+    return "\n".join(["set -euo pipefail", first, *run[1:]])
 
 
 class Project:
     """`docker compose -p NAME [-f FILE ...] ARGS` in the checkout's root,
     with only the environment the test names (PATH, the engine's, the
-    stand-ins' tags): the stack's files and settings come from the root .env."""
+    stand-ins' tags, the test's compose files): the settings come from the
+    root .env the guide wrote."""
 
     def __init__(self, name: str, root: Path, env: dict[str, str], files: tuple[Path, ...] = ()):
         self.name, self.root, self.env, self.files = name, root, env, files
@@ -93,56 +126,110 @@ def service_of(container: dict) -> str:
     return container["Config"]["Labels"]["com.docker.compose.service"]
 
 
-def owned(path: Path, text: str, uid: int) -> Path:
-    path.write_text(text)
+def owned(path: Path, content: str | bytes, uid: int, mode: int = 0o600) -> Path:
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
     os.chown(path, uid, uid)
-    path.chmod(0o600)
+    path.chmod(mode)
     return path
 
 
+def cluster_tls(d: Path, certs: Certs, password: str, scrape_password: str) -> Path:
+    """The cluster's side: each server's certificate and key, owned by the
+    user its server runs as (postgres 999, the stand-in root, node_exporter
+    nobody), pg_hba, node_exporter's web config, the YSQL password."""
+    d.mkdir()
+    d.chmod(0o755)
+    owned(d / "ca.crt", (certs.dir / "ca.crt").read_bytes(), 0, 0o644)
+    for name, dns, uid in (("ysql", ("ext-tserver",), 999), ("web", ("ext-master", "ext-tserver"), 0),
+                           ("node", ("ext-node",), 65534)):
+        crt, key = certs.server(name, "ca", dns=dns)
+        owned(d / f"{name}.crt", crt.read_bytes(), uid, 0o644)
+        owned(d / f"{name}.key", key.read_bytes(), uid)
+    owned(d / "pg_hba.conf", PG_HBA, 999)
+    owned(d / "ysql-password", password + "\n", 999)
+    web = (f"tls_server_config:\n  cert_file: /run/cluster/tls/node.crt\n  key_file: /run/cluster/tls/node.key\n"
+           f"basic_auth_users:\n  {SCRAPE_USER}: '{crypt.crypt(scrape_password, crypt.mksalt(crypt.METHOD_BLOWFISH))}'\n")
+    owned(d / "node-web.yml", web, 65534)
+    return d
+
+
+def user_home(d: Path, certs: Certs, password: str, scrape_password: str) -> tuple[Path, Path]:
+    """The user's home: the cluster's files in ~/Downloads as the guide
+    says, the Compose CLI plugin of their own, and an $EDITOR that writes
+    into the file it is given the password the test made for it."""
+    home = d / "home"
+    (home / "Downloads").mkdir(parents=True)
+    (home / ".docker" / "cli-plugins").mkdir(parents=True)
+    shutil.copy(BIN / "docker-compose", home / ".docker" / "cli-plugins" / "docker-compose")
+    crt, key = certs.client("client", "ca", DB_USER)
+    for src, name in ((certs.dir / "ca.crt", "root.crt"), (crt, "yugabyte.crt"), (key, "yugabyte.key")):
+        shutil.copy(src, home / "Downloads" / name)
+    typed = d / "typed"
+    typed.mkdir()
+    owned(typed / ".ybbench-cluster-password", password + "\n", USER_UID)
+    owned(typed / ".ybbench-node-scrape-password", scrape_password + "\n", USER_UID)
+    editor = owned(d / "editor", f'#!/bin/sh\ncat "{typed}/$(basename "$1")" > "$1"\n', USER_UID, 0o755)
+    for path in [d, *d.rglob("*")]:
+        os.lchown(path, USER_UID, USER_UID)
+    d.chmod(0o755)
+    return home, editor
+
+
 @pytest.fixture(scope="module")
-def ext(compose_binaries, tmp_path_factory):
+def ext(compose_binaries):
     engine = Engine()
     images = build_images()
-    root = owned_copy(tmp_path_factory.mktemp("checkout"), USER_UID)
+    # Outside pytest's own temporary folders (root's, mode 700): the user must reach their checkout and home.
+    base = Path(tempfile.mkdtemp(prefix="ybbench-exttest-"))
+    base.chmod(0o755)
+    (base / "checkout").mkdir()
+    root = owned_copy(base / "checkout", USER_UID)
+    (root / ".env").unlink(missing_ok=True)
+    certs = Certs(base / "certs")
+    certs.ca("ca")
     # ':' and '\' must be escaped in a pgpass line: a password with both, around a random
     # token that no quoting or escaping (JSON's, a pgpass line's) changes: what the leak checks look for.
     token = secrets.token_urlsafe(18)
     password = f"ext:{token}\\z"
-    secret_dir = tmp_path_factory.mktemp("secret")
-    users_file = owned(secret_dir / "cluster-password", password + "\n", USER_UID)  # the user's own file
-    ysql_file = owned(secret_dir / "ysql-password", password + "\n", 999)  # the cluster's (postgres, uid 999)
-    # The user's settings, in the root .env every `docker compose` there reads; the third file is the test's.
-    env_file = root / ".env"
-    env_file.write_text(f"COMPOSE_FILE=compose.yaml:compose/external.yaml:tests/compose/override.yml\n"
-                        f"YSQL_NODES={YSQL_NODES}\nDB_USER={DB_USER}\nDB_NAME={DB_NAME}\n"
-                        f"YBBENCH_CLUSTER_PASSWORD_FILE={users_file}\n")
-    os.chown(env_file, USER_UID, USER_UID)
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG")}
+    scrape_token = secrets.token_urlsafe(18)
+    tls = cluster_tls(base / "tls", certs, password, scrape_token)
+    home, editor = user_home(base / "user", certs, password, scrape_token)
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "DOCKER_HOST")}
     env.update(images)
-    stack = Project(PROJECT, root, env)
+    files = "compose.yaml:compose/external.yaml:tests/compose/override.yml:tests/compose/external_network.yml"
+    env.update(COMPOSE_FILE=files, COMPOSE_PROJECT_NAME=PROJECT, CLUSTER_NETWORK=CLUSTER_NETWORK)
+    user_env = {**env, "HOME": str(home), "EDITOR": str(editor), "USER": "me", "LANG": "C.UTF-8"}
+    stack = Project(PROJECT, root, {**env, "HOME": str(home)})
     cluster = Project(CLUSTER_PROJECT, root, {**env, "EXT_DB_USER": DB_USER, "EXT_DB_NAME": DB_NAME,
-                                              "EXT_PASSWORD_FILE": str(ysql_file), "STACK_NETWORK": NETWORK},
+                                              "EXT_TLS_DIR": str(tls)},
                       files=(root / "tests" / "compose" / "external_cluster.yml",))
 
     def down():
-        take_down(engine, [(cluster, ()), (stack, ("--profile", "bench"))], projects=(CLUSTER_PROJECT, PROJECT))
+        take_down(engine, [(stack, ("--profile", "bench")), (cluster, ())], projects=(PROJECT, CLUSTER_PROJECT))
 
     down()  # what an earlier, interrupted run left
     try:
-        # 1. The target files, through the service with nothing else started.
-        p = stack("run", "--rm", "--no-deps", "ybbench", "targets", *TARGETS_ARGS,
-                  "--out", "prometheus/targets/external", timeout=900)
-        assert not stack.containers() or all(service_of(c) == "ybbench" for c in stack.containers()), p.stdout
-        # 2. The one command.
-        up = stack("up", "-d", "--wait", "--wait-timeout", "300", timeout=900)
-        # Your cluster, there all along in life; here it joins the network `up` made.
+        # Your cluster, there all along in life.
         cluster("up", "-d", "--wait", "--wait-timeout", "180", timeout=600)
-        yield {"stack": stack, "cluster": cluster, "root": root, "token": token, "users_file": users_file,
-               "targets_out": p.stdout, "up": up, "images": images}
+        docker_gid = os.stat("/var/run/docker.sock").st_gid
+        script = guide_script()
+        guide = subprocess.run(["setpriv", f"--reuid={USER_UID}", f"--regid={USER_UID}", f"--groups={docker_gid}",
+                                "bash", "-c", script], cwd=root, env=user_env, capture_output=True, text=True,
+                               stdin=subprocess.DEVNULL, timeout=2400)
+        yield {"stack": stack, "cluster": cluster, "root": root, "token": token, "scrape_token": scrape_token,
+               "home": home, "guide": guide, "images": images, "script": script}
     finally:
         down()
         engine.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_guide_runs_as_written(ext):
+    """Every block of the guide, in one session: exit 0, doctor's verdict
+    and the run's last lines in its output."""
+    g = ext["guide"]
+    assert g.returncode == 0, f"{g.stdout[-6000:]}\n{g.stderr[-6000:]}"
+    assert "mine-load1" in g.stdout + g.stderr
 
 
 @pytest.fixture(scope="module")
@@ -157,12 +244,10 @@ def cluster_sql(ext, query: str) -> str:
 
 @pytest.fixture(scope="module")
 def service_run(ext):
-    """The README's command through the service, against the cluster."""
-    tid = f"ext{uuid.uuid4().hex[:8]}"
-    p = ext["stack"]("run", "--rm", "ybbench", "run", "sql-inserts", "--testid", tid, "--quiet",
-                     "--set", "VUS=2", "--set", "DURATION=8s", check=False, timeout=900)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    return tid, p
+    """The guide's first run, through the service, against the cluster."""
+    g = ext["guide"]
+    assert g.returncode == 0, f"the guide stopped:\n{g.stdout[-4000:]}\n{g.stderr[-4000:]}"
+    return TESTID, g
 
 
 @pytest.fixture(scope="module")
@@ -213,8 +298,11 @@ def test_prometheus_scrapes_the_clusters_target_files(ext, prom):
     the checkout's owner) are what Prometheus mounts, and every target they
     name is up, with the cluster's name as node_prefix."""
     folder = ext["root"] / "prometheus" / "targets" / "external"
-    written = sorted(folder.glob("*.json"))
-    assert [p.name for p in written] == ["node.json", "postgres.json", "prometheus.json", "yugabytedb.json"]
+    written = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    assert [p.name for p in written] == ["node-ca.crt", "node.json", "postgres.json", "prometheus.json",
+                                         "secured.scrape.yml", "yugabytedb-ca.crt", "yugabytedb.json"]
+    scrape = (folder / "secured.scrape.yml").read_text()
+    assert "/run/secrets/ybbench/scrape_node" in scrape and ext["scrape_token"] not in scrape
     assert {p.stat().st_uid for p in written} == {USER_UID}
     (prometheus,) = [c for c in ext["stack"].containers() if service_of(c) == "prometheus"]
     mounts = {m["Destination"]: m["Source"] for m in prometheus["Mounts"]}
@@ -225,7 +313,8 @@ def test_prometheus_scrapes_the_clusters_target_files(ext, prom):
         for t in prom.targets():
             assert t["health"] == "up", (t["scrapeUrl"], t["health"], t["lastError"])
             assert t["labels"]["node_prefix"] == "mine", t["labels"]
-            got.setdefault((t["labels"]["job"], t["labels"].get("export_type")), set()).add(t["labels"]["instance"])
+            key = (t["labels"]["job"], t["labels"].get("export_type"), t["scrapeUrl"].split(":")[0])
+            got.setdefault(key, set()).add(t["labels"]["instance"])
         assert got == EXPECTED_TARGETS, got
         return got
 
@@ -248,6 +337,10 @@ def test_a_run_through_the_service_lands_in_results_the_cluster_and_the_history(
     assert {(p.stat().st_uid) for p in [folder, *folder.rglob("*")]} == {USER_UID}
     knobs = json.loads((folder / "params.json").read_text())["knobs"]
     assert (knobs["YSQL_NODES"], knobs["DB_USER"], knobs["DB_NAME"]) == (YSQL_NODES, DB_USER, DB_NAME)
+    # Over verify-full with the guide's files, as the service sees them (the checkout at /ybbench).
+    assert {k: knobs.get(k) for k in ("DB_SSLMODE", "DB_SSLROOTCERT", "DB_SSLCERT", "DB_SSLKEY")} == {
+        "DB_SSLMODE": "verify-full", "DB_SSLROOTCERT": "/ybbench/certs/ca.crt",
+        "DB_SSLCERT": "/ybbench/certs/client.crt", "DB_SSLKEY": "/ybbench/certs/client.key"}
     assert int(cluster_sql(ext, f"SELECT count(*) FROM postgresqlkeyvalue WHERE k LIKE '{tid}:%'")) == count
     assert cluster_sql(ext, "SELECT tableowner FROM pg_tables WHERE tablename = 'postgresqlkeyvalue'") == DB_USER
     got = ext["stack"]("exec", "-T", "history-db", "psql", "-U", "ybbench_history", "-d", "ybbench_history", "-XAtc",
@@ -283,7 +376,7 @@ def test_doctor_through_the_service_passes_in_external_mode(ext, doctor):
     bound = {"/etc/hosts": node["HostsPath"], "/etc/hostname": node["HostnamePath"],
              "/etc/resolv.conf": node["ResolvConfPath"]}
     disks = room.disk_checks(doc["checks"])
-    assert [c["name"] for c in disks] == ["room disk ext-node:9100 /etc/hosts"], disks  # one filesystem, one check
+    assert [c["name"] for c in disks] == ["room disk ext-node:9300 /etc/hosts"], disks  # one filesystem, one check
     off = room.disagreements(disks, bound.__getitem__)
     assert not off, off
     unexpected = {n: v for n, v in not_ok.items() if not n.startswith("room disk ")
@@ -298,12 +391,13 @@ def test_doctor_through_the_service_passes_in_external_mode(ext, doctor):
 
 def test_the_cluster_refuses_a_session_without_the_password(ext):
     """The control: the service's Python, bypassing the entrypoint that
-    writes the PGPASSFILE, is refused; with it, the run and doctor pass
-    (above)."""
+    writes the PGPASSFILE, over the guide's TLS with its client certificate,
+    is refused; with it, the run and doctor pass (above)."""
     probe = ("import psycopg\n"
              "try:\n"
              f"    psycopg.connect(host='ext-tserver', port=5433, user={DB_USER!r}, dbname={DB_NAME!r}, "
-             "connect_timeout=10)\n"
+             "sslmode='verify-full', sslrootcert='certs/ca.crt', sslcert='certs/client.crt', "
+             "sslkey='certs/client.key', connect_timeout=10)\n"
              "    print('connected')\n"
              "except psycopg.OperationalError as e:\n"
              "    print('refused:', e)\n")
@@ -318,7 +412,8 @@ def test_the_password_shows_nowhere(ext, service_run, doctor):
     got it as a read-only bind of the user's file."""
     stack, token = ext["stack"], ext["token"]
     mount = {m["Destination"]: m for m in doctor["inspect"]["Mounts"]}["/run/secrets/ybbench_cluster_password"]
-    assert (mount["Type"], mount["Source"], mount["RW"]) == ("bind", str(ext["users_file"]), False)
+    assert (mount["Type"], mount["Source"], mount["RW"]) == (
+        "bind", str(ext["home"] / ".ybbench-cluster-password"), False)
     inspected = json.dumps([*stack.containers(), *ext["cluster"].containers(), doctor["inspect"]])
     logs = [stack("logs", "--no-color", "--timestamps"), ext["cluster"]("logs", "--no-color")]
     logs = "".join(p.stdout + p.stderr for p in logs) + doctor["stdout"] + doctor["stderr"]
@@ -330,3 +425,41 @@ def test_the_password_shows_nowhere(ext, service_run, doctor):
     assert not [p for p, b in files.items() if token.encode() in b], "the password is in a file of the checkout"
     dump = stack("exec", "-T", "history-db", "pg_dump", "-U", "ybbench_history", "ybbench_history").stdout
     assert service_run[0] in dump and token not in dump, "the run is not in the history store, or the password is"
+    scrape = ext["scrape_token"]
+    assert scrape not in inspected and scrape not in logs, "the scrape password is in `docker inspect` or a log"
+    assert not [p for p, b in files.items() if scrape.encode() in b], "the scrape password is in a file of the checkout"
+
+
+def other_ca(ext) -> str:
+    """A CA that signed nothing of the cluster's, in the checkout's certs/ as the user's."""
+    certs = Certs(ext["root"].parent / "other-certs")
+    path = ext["root"] / "certs" / "other-ca.crt"
+    shutil.copy(certs.ca("other-ca"), path)
+    os.chown(path, USER_UID, USER_UID)
+    return "certs/other-ca.crt"
+
+
+@pytest.mark.parametrize("fault", ["wrong CA", "host name", "missing key"])
+def test_a_planted_fault_names_its_culprit(ext, service_run, fault):
+    """The guide's run, through the service, with one of its TLS settings
+    broken: a CA that did not sign the server's certificate, the node by an
+    address the certificate does not hold, a client key that is not there.
+    Each stops the run with the setting and the file named."""
+    (tserver,) = [c for c in ext["cluster"].containers() if service_of(c) == "tserver"]
+    address = tserver["NetworkSettings"]["Networks"][CLUSTER_NETWORK]["IPAddress"]
+    given, said, code = {
+        "wrong CA": (f"DB_SSLROOTCERT={other_ca(ext)}", ["certificate signed by unknown authority",
+                                                         "DB_SSLROOTCERT=/ybbench/certs/other-ca.crt"], 107),
+        "host name": (f"YSQL_NODES={address}:5433", [f"cannot validate certificate for {address}",
+                                                       "DB_SSLROOTCERT=/ybbench/certs/ca.crt"], 107),
+        "missing key": ("DB_SSLKEY=certs/no-such.key", ["DB_SSLKEY=certs/no-such.key: cannot read the client key "
+                                                        "file (No such file or directory)"], 2),
+    }[fault]
+    tid = f"fault{uuid.uuid4().hex[:8]}"
+    p = ext["stack"]("run", "--rm", "ybbench", "run", "sql-inserts", "--vus", "1", "--duration", "5s", "--testid", tid,
+                     "--set", given, check=False, timeout=600)
+    out = p.stdout + p.stderr
+    assert p.returncode == code, out[-3000:]
+    for words in said:
+        assert words in out, out[-3000:]
+    assert not (ext["root"] / "results" / tid).exists()

@@ -240,6 +240,9 @@ def shell_commands(script: str) -> set[str]:
             start = True
         elif t in (">", ">>", "<", ">&", "<&", "2>", "&>"):
             i += 1  # the redirection's file
+        elif start and t == "for":  # for NAME in WORDS: a name and words, not commands
+            while i + 1 < len(tokens) and tokens[i + 1] not in SEPARATORS and tokens[i + 1] != "\n":
+                i += 1
         elif start and t in KEYWORDS:
             pass
         elif start and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t):

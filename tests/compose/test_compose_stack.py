@@ -374,21 +374,25 @@ def test_doe_run_through_the_service(stack):
 def test_tpcc_loads_runs_in_both_modes_and_verifies_through_the_service(stack):
     """The TPC-C commands of docs/workloads.md through the ybbench service:
     tpcc-load of one warehouse, tpcc in throughput and in spec mode with
-    --keys-from it, and verify of each run; every committed New-Order is
-    in YSQL's orders (counted there)."""
+    --keys-from it, and in the statements style (docs/tpcc.md: BEGIN, a
+    round trip a statement, COMMIT, on the pgconn driver the image's k6
+    carries), and verify of each run; every committed New-Order is in
+    YSQL's orders (counted there)."""
     load = new_testid("tpccload")
     prefix = f"{load}_"
     r = ybbench_service(stack, "run", "tpcc-load", "--testid", load, "--quiet", "--set", "WAREHOUSES=1",
                         "--set", "VUS=2", "--set", f"TABLE_PREFIX={prefix}")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     committed = 0
-    for mode, seconds in (("throughput", 5), ("spec", 20)):
+    statements = ("--set", "TPCC_STYLE=statements", "--set", "DB_DRIVER=pgconn")
+    for mode, seconds, style in (("throughput", 5, ()), ("spec", 20, ()), ("throughput", 5, statements)):
         tid = new_testid(f"tpcc{mode[:4]}")
         r = ybbench_service(stack, "run", "tpcc", "--testid", tid, "--keys-from", load, "--quiet",
-                            "--set", f"TPCC_MODE={mode}", "--set", f"DURATION={seconds}s")
+                            "--set", f"TPCC_MODE={mode}", "--set", f"DURATION={seconds}s", *style)
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
         t = json.loads((stack.root / "results" / tid / "summary.json").read_text())["tpcc"]
         assert t["mode"] == mode and (t["efficiency"] is None) == (mode == "throughput"), t
+        assert t["style"] == ("statements" if style else "procedures"), t
         committed += t["new_orders"]["committed"]
         v = ybbench_service(stack, "verify", tid)
         assert v.returncode == 0, v.stdout[-3000:] + v.stderr[-3000:]
@@ -816,6 +820,7 @@ def test_doctor_through_the_service_passes_on_the_stack(stack, inserts):
     provisioned = {json.loads(f.read_text())["uid"] for f in (REPO / "grafana" / "dashboards").glob("*.json")}
     for name in ("grafana health", "grafana login", "grafana datasource ybbench-prometheus",
                  "grafana datasource ybbench-loki", "grafana datasource ybbench-history",
+                 "grafana plugin prometheus", "grafana plugin loki", "grafana plugin grafana-postgresql-datasource",
                  *(f"grafana dashboard {uid}" for uid in provisioned)):
         assert statuses[name]["status"] == "ok", statuses.get(name)
     assert doc["settings"]["grafana"] == "http://grafana:3000"

@@ -1,5 +1,5 @@
 // One connection over the workloads' own DSN (k6-scripts/lib/db.js dsn,
-// with DB_SSLMODE and DB_SSLROOTCERT from lib/config.js) on the statement
+// with DB_SSLMODE and the TLS files from lib/config.js) on the statement
 // path DB_DRIVER names: lib/pq or pgx under xk6-sql (through checkReachable,
 // the workloads' setup check, whose message the user sees), or our Go
 // helpers module's pgconn session (the load's path with DB_DRIVER=pgconn).
@@ -11,7 +11,7 @@ import { checkReachable, dsn, errorMessage, open, pgconnModule } from "../../k6-
 export const options = { vus: 1, iterations: 1 };
 
 const conn = connection();
-const SSL = "SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()";
+const SSL = "SELECT ssl, version, client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()";
 
 export function setup() {
   const node = conn.nodes[0];

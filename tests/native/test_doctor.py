@@ -448,6 +448,7 @@ def test_grafana_checks_pass_and_a_datasource_with_a_wrong_url_fails(stack, prom
     ok = by_status(doc, "ok")
     assert {"grafana health", "grafana login", "grafana datasource ybbench-prometheus",
             "grafana datasource ybbench-loki", "grafana datasource ybbench-history",
+            "grafana plugin prometheus", "grafana plugin loki", "grafana plugin grafana-postgresql-datasource",
             *(f"grafana dashboard {uid}" for uid in boards)} <= set(ok)
     assert ok["grafana datasource ybbench-loki"]["found"] == "Successfully queried the Loki API."
     assert ok["grafana datasource ybbench-history"]["found"] == "Database Connection OK"

@@ -156,3 +156,30 @@ def test_the_history_datasource_health_connects_as_its_user(standin, postgres, t
 def test_a_missing_file_named_by_file_expansion_fails(standin):
     standin.history_password_file.unlink()
     standin.error(standin.fails(), "datasources.yml", "$__file{", "history_grafana_password", "cannot read it")
+
+
+def test_doctor_checks_each_provisioned_datasources_plugin(standin, monkeypatch):
+    """doctor's `grafana plugin <type>`, through Grafana's plugins API: the
+    three types the stack provisions are loaded; a datasource provisioned
+    for a plugin this Grafana does not have (and, with preinstall off, will
+    not download) fails naming it, the others still ok."""
+    from ybbench.doctor import grafana as doctor_grafana
+
+    standin.serve()
+    url, auth = f"http://127.0.0.1:{standin.port}", ("admin", standin.password)
+    got = {c.name: c for c in doctor_grafana.plugins(url, auth)}
+    assert {n: c.status for n, c in got.items()} == {
+        "grafana plugin grafana-postgresql-datasource": "ok", "grafana plugin loki": "ok",
+        "grafana plugin prometheus": "ok"}
+    standin.stop()
+
+    def add(doc):
+        doc["datasources"].append({"name": "ClickHouse", "uid": "extra-clickhouse", "type": "grafana-clickhouse-datasource",
+                                   "access": "proxy", "url": "http://127.0.0.1:1"})
+    standin.edit_yaml("datasources/datasources.yml", add)
+    monkeypatch.setattr(doctor_grafana, "DATASOURCES", standin.prov / "datasources" / "datasources.yml")
+    standin.serve()
+    got = {c.name: c for c in doctor_grafana.plugins(url, auth)}
+    bad = got["grafana plugin grafana-clickhouse-datasource"]
+    assert bad.status == "fail" and "HTTP 404" in bad.found and "downloads none" in bad.todo, bad
+    assert [c.status for n, c in got.items() if n != bad.name] == ["ok"] * 3

@@ -17,9 +17,15 @@ from ..support.ybbench_cli import ybbench_run
 
 # Latency read back from a bucket is within 1% of every value in it
 # (relative_accuracy); k6's summary with our Go module is an HdrHistogram of
-# 3 significant digits, its value at most 0.1% above the true one; both take
-# the same rank (per_second.quantile). So they agree within 1.01 * 1.001 - 1.
-LATENCY_TOLERANCE = 0.0111
+# 3 significant digits whose smallest unit is 512 ns (the power of two under
+# its lowest value, 1 µs: compose/k6/xk6-ybbench/latency.go), so its value is
+# at most 1/1024 or 512 ns above the true one, whichever is more (0.16% at a
+# 0.32 ms p50: a busy host saw 1.16% where 1.11% was allowed); both take the
+# same rank (per_second.quantile).
+
+
+def latency_tolerance(ms: float) -> float:
+    return 1.01 * (1 + max(1 / 1024, 0.000512 / ms)) - 1
 
 
 def _rows_in(postgres, prefix: str) -> int:
@@ -68,7 +74,7 @@ def test_latency_per_second_against_k6_summary_percentiles(inserts):
     buckets = per_second.buckets_of(doc, "insert")
     for name, q in (("p50", 0.50), ("p95", 0.95), ("p99", 0.99)):
         got = per_second.quantile(doc, buckets, q)
-        assert abs(got / lat[name] - 1) <= LATENCY_TOLERANCE, (name, got, lat[name])
+        assert abs(got / lat[name] - 1) <= latency_tolerance(lat[name]), (name, got, lat[name])
     # The mean is exact: the sum of the latencies over their count.
     assert sum(r[2] for r in rows) / sum(r[1] for r in rows) == pytest.approx(lat["avg"], rel=1e-9)
 

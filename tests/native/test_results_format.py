@@ -36,7 +36,7 @@ def test_a_real_run_validates_and_reads_back_from_version_0(postgres, tmp_path):
     assert p.stdout.splitlines() == [f"ok      {done.folder / 'limits.json'} (limits version 1)",
                                      f"ok      {done.folder / 'params.json'} (params version 1)",
                                      f"ok      {done.folder / 'per-second.json'} (per-second version 1)",
-                                     f"ok      {done.folder / 'summary.json'} (summary version 1)",
+                                     f"ok      {done.folder / 'summary.json'} (summary version 2)",
                                      f"ok      {done.folder / 'usage.json'} (usage version 1)",
                                      "5 results file(s) checked, 0 invalid; 1 other JSON file(s) skipped "
                                      "(not ybbench's: k6's own)"]

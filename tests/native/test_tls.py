@@ -29,31 +29,17 @@ import pytest
 from ybbench.doctor import settings as doctor_settings
 from ybbench.doctor import ysql
 
+from ..support.certs import Certs
 from ..support.stack import BIN, REPO, Postgres, free_port
 from ..support.ybbench_cli import table_exists, verify, ybbench, ybbench_run
 
-# A v3 CA (basicConstraints CA:TRUE, as Go's x509 wants of an issuer) and a
-# server leaf for `localhost` only: its subjectAltName is the only name a
-# verify-full client may accept.
-OPENSSL_CNF = """\
-[req]
-distinguished_name = dn
-prompt = no
-[dn]
-CN = placeholder
-[ca]
-basicConstraints = critical, CA:TRUE
-keyUsage = critical, keyCertSign, cRLSign
-subjectKeyIdentifier = hash
-[server]
-basicConstraints = critical, CA:FALSE
-keyUsage = critical, digitalSignature, keyEncipherment
-extendedKeyUsage = serverAuth
-subjectAltName = DNS:localhost
-authorityKeyIdentifier = keyid
-"""
-# Only TLS, with the password; plain connections refused.
-PG_HBA = """\
+# Only TLS, with the password; plain connections refused. CERT_USER also
+# needs a client certificate whose CN is its name, signed by the CA
+# (ssl_ca_file), as YugabyteDB's `hostssl ... clientcert=verify-full`.
+CERT_USER = "certuser"
+PG_HBA = f"""\
+hostssl all {CERT_USER} 127.0.0.1/32 scram-sha-256 clientcert=verify-full
+hostssl all {CERT_USER} ::1/128 scram-sha-256 clientcert=verify-full
 hostnossl all all 0.0.0.0/0 reject
 hostnossl all all ::/0 reject
 hostssl all all 127.0.0.1/32 scram-sha-256
@@ -67,38 +53,25 @@ NOT_THE_HOST = re.compile(r"x509: cannot validate certificate for 127\.0\.0\.1 b
                           r'|does not match host name "127\.0\.0\.1"')
 
 
-def openssl(*args: str, cwd: Path) -> None:
-    p = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True)
-    assert p.returncode == 0, f"openssl {' '.join(args)}: {p.stderr}"
-
-
-def make_ca(d: Path, name: str) -> Path:
-    openssl("req", "-x509", "-config", "openssl.cnf", "-extensions", "ca", "-newkey", "ec",
-            "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.pem",
-            "-days", "2", "-subj", f"/CN=ybbench test {name}", cwd=d)
-    return d / f"{name}.pem"
-
-
 @pytest.fixture(scope="module")
 def tls(tmp_path_factory):
     """(PostgreSQL serving TLS only, the CA that signed its certificate,
     another CA that did not)."""
-    d = tmp_path_factory.mktemp("tls")
-    (d / "openssl.cnf").write_text(OPENSSL_CNF)
-    ca, other = make_ca(d, "ca"), make_ca(d, "other-ca")
-    openssl("req", "-new", "-config", "openssl.cnf", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost", cwd=d)
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", "server.crt", "-days", "2", "-extfile", "openssl.cnf", "-extensions", "server", cwd=d)
+    # The server's leaf names `localhost` only: the one name a verify-full client may accept.
+    certs = Certs(tmp_path_factory.mktemp("tls"))
+    ca, other = certs.ca("ca"), certs.ca("other-ca")
+    certs.server("server", "ca", dns=("localhost",))
     pg = Postgres.start()
     try:
         for f in ("server.crt", "server.key"):  # the server's, owner-only as PostgreSQL requires of the key
-            shutil.copy(d / f, pg.datadir / f)
+            shutil.copy(certs.dir / f, pg.datadir / f)
             shutil.chown(pg.datadir / f, "postgres", "postgres")
             (pg.datadir / f).chmod(0o600)
         pg.query("ALTER SYSTEM SET ssl = on")
         pg.query("ALTER SYSTEM SET ssl_cert_file = 'server.crt'")
         pg.query("ALTER SYSTEM SET ssl_key_file = 'server.key'")
+        shutil.copy(ca, pg.datadir / "client-ca.pem")  # whose signature on a client certificate counts
+        pg.query("ALTER SYSTEM SET ssl_ca_file = 'client-ca.pem'")
         (pg.datadir / "pg_hba.conf").write_text(PG_HBA)
         pg.query("SELECT pg_reload_conf()")
         yield pg, ca, other
@@ -299,3 +272,113 @@ def test_doctor_refuses_a_missing_ca_file(tls, tmp_path):
                 "--set", "DB_SSLMODE=verify-full", "--set", f"DB_SSLROOTCERT={missing}", env=pg.env())
     assert p.returncode == 2 and f"DB_SSLROOTCERT={missing}: cannot read the CA file" in p.stderr, p.stderr
     assert not (tmp_path / "doctor.json").exists()
+
+
+# --- Client certificates: DB_SSLCERT and DB_SSLKEY ---------------------------
+
+@pytest.fixture(scope="module")
+def client(tls, tmp_path_factory):
+    """CERT_USER, which pg_hba lets in only with a certificate whose CN is
+    its name signed by the CA: (its certificate, its key mode 600, a
+    certificate for another name, signed by the same CA, with its key)."""
+    pg, ca, _ = tls
+    certs = Certs(ca.parent)
+    pg.query(f"CREATE ROLE {CERT_USER} LOGIN PASSWORD '{pg.password}'")
+    pg.query(f"GRANT CREATE, USAGE ON SCHEMA public TO {CERT_USER}")
+    return {cn: certs.client(cn, "ca", cn) for cn in (CERT_USER, "someone-else")}
+
+
+def cert_run(tls, testid, tmp_path, driver="postgres", k6="k6", **knobs):
+    return run(tls, testid, tmp_path, driver, k6=k6, DB_USER=CERT_USER, **knobs)
+
+
+@pytest.mark.parametrize("k6,driver", PATHS, ids=[f"{k}-{d}" for k, d in PATHS])
+def test_a_run_with_a_client_certificate(binaries, tls, client, tmp_path, testid, k6, driver):
+    """Every statement path sends the certificate: the server, which lets
+    CERT_USER in only with it, has the rows, and its own pg_stat_ssl shows
+    the client's CN on the load's sessions; verify reads the rows back with
+    the files the run recorded."""
+    pg, ca, _ = tls
+    crt, key = client[CERT_USER]
+    r = cert_run(tls, testid, tmp_path, driver, k6, DB_SSLCERT=str(crt), DB_SSLKEY=str(key),
+                 DB_STATEMENT_TIMEOUT_MS="0")
+    assert r.code == 0, r.output
+    written = r.digest()["rows_written"]
+    assert written > 0 and rows(pg, ca, f"tls_{testid}") == written
+    knobs = json.loads((r.folder / "params.json").read_text())["knobs"]
+    assert (knobs["DB_SSLCERT"], knobs["DB_SSLKEY"]) == (str(crt), str(key))
+    p, doc = verify(tmp_path / "results", testid, pg)
+    assert p.returncode == 0 and doc["lost"]["count"] == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("k6,driver", PATHS, ids=[f"{k}-{d}" for k, d in PATHS])
+def test_the_server_sees_the_client_certificate(binaries, tls, client, tmp_path, k6, driver):
+    """pg_stat_ssl, read in the probe's own session on each statement path:
+    the client DN the server saw is the certificate's."""
+    crt, key = client[CERT_USER]
+    got = probe(tls, tmp_path, k6, driver, DB_USER=CERT_USER, DB_SSLCERT=str(crt), DB_SSLKEY=str(key))
+    assert got["ok"] is True, got
+    assert got.get("client_dn") == f"/CN={CERT_USER}", got
+
+
+@pytest.mark.parametrize("driver", ["postgres", "pgx"])
+def test_without_the_client_certificate_the_server_refuses(binaries, tls, client, unreachable, tmp_path, testid,
+                                                           driver):
+    """The control: the same run without DB_SSLCERT, and with another
+    name's certificate, is refused by the server (so the runs above got in
+    by their certificate)."""
+    pg, _, _ = tls
+    r = cert_run(tls, testid, tmp_path, driver)
+    assert r.code == unreachable.code and "certificate" in r.output.lower(), r.output
+    crt, key = client["someone-else"]
+    r = cert_run(tls, testid, tmp_path, driver, DB_SSLCERT=str(crt), DB_SSLKEY=str(key))
+    assert r.code == unreachable.code, r.output
+    assert f"DB_SSLCERT={crt}" in r.output, r.output
+    nothing_written(pg, tmp_path, testid)
+
+
+@pytest.mark.parametrize("what", ["missing-key", "open-key", "cert-alone", "key-is-cert", "sslmode-disable"])
+def test_a_bad_client_certificate_is_refused_before_k6_starts(binaries, tls, client, tmp_path, testid, k6_marker,
+                                                              what):
+    pg, _, _ = tls
+    k6, mark = k6_marker
+    crt, key = client[CERT_USER]
+    open_key = tmp_path / "open.key"
+    shutil.copy(key, open_key)
+    open_key.chmod(0o644)
+    given = {"missing-key": {"DB_SSLCERT": crt, "DB_SSLKEY": tmp_path / "no-such.key"},
+             "open-key": {"DB_SSLCERT": crt, "DB_SSLKEY": open_key},
+             "cert-alone": {"DB_SSLCERT": crt},
+             "key-is-cert": {"DB_SSLCERT": crt, "DB_SSLKEY": crt},
+             "sslmode-disable": {"DB_SSLCERT": crt, "DB_SSLKEY": key}}[what]
+    r = ybbench_run("sql-inserts", pg, tmp_path / "results", testid=testid, extra_env={"K6": str(k6)},
+                    knobs={"YSQL_NODES": f"localhost:{pg.port}", "TABLE": f"tls_{testid}", "DB_USER": CERT_USER,
+                           "DB_SSLMODE": "disable" if what == "sslmode-disable" else "verify-full",
+                           **{k: str(v) for k, v in given.items()}})
+    assert r.code == 2, r.output
+    expected = {"missing-key": f"DB_SSLKEY={tmp_path / 'no-such.key'}: cannot read the client key file "
+                               "(No such file or directory)",
+                "open-key": f"DB_SSLKEY={open_key}: others can read the key (mode 0644)",
+                "cert-alone": "DB_SSLCERT without DB_SSLKEY",
+                "key-is-cert": f"DB_SSLKEY={crt}: no PEM private key in it",
+                "sslmode-disable": f"DB_SSLCERT={crt} with DB_SSLMODE=disable"}[what]
+    assert expected in r.output, r.output
+    assert not mark.exists(), "k6 ran"
+    nothing_written(pg, tmp_path, testid)
+
+
+def test_doctor_connects_with_the_client_certificate(tls, client, monkeypatch):
+    pg, ca, _ = tls
+    monkeypatch.setenv("PGPASSWORD", pg.password)
+    crt, key = client[CERT_USER]
+    node = f"ysql localhost:{pg.port} connect"
+
+    def connect_check(*cert):
+        s = doctor_settings.from_args([f"YSQL_NODES=localhost:{pg.port}", f"DB_USER={CERT_USER}",
+                                       f"DB_NAME={pg.database}", "DB_SSLMODE=verify-full", f"DB_SSLROOTCERT={ca}",
+                                       *cert], None, None, None, "/nonexistent")
+        return {c.name: c for c in ysql.checks(s)[0]}[node]
+
+    assert connect_check(f"DB_SSLCERT={crt}", f"DB_SSLKEY={key}").status == "ok"
+    refused = connect_check()
+    assert refused.status == "fail" and "certificate" in refused.found.lower(), refused

@@ -1,10 +1,12 @@
 """tpcc-load and its verify against the session's PostgreSQL: one warehouse
 loaded by 2 VUs (one the warehouse, one ITEM) holds TPC-C v5.11's
 cardinalities (clause 4.3.3.1, the arithmetic written here) and its
-random-data rules; `ybbench verify` passes it, and finds and names each
-planted break of consistency conditions 1-4 (clause 3.3.2), each plant breaking
-its condition alone (condition 2 through each of its three terms). Bad input is
-refused before anything is written."""
+random-data rules; `ybbench verify` passes it (all twelve consistency
+conditions of clause 3.3.2), and finds and names each planted break of
+conditions 1-4 (condition 2 through each of its three terms) and the other
+conditions each plant breaks with it (tests/native/test_tpcc_conditions.py
+breaks each of the twelve alone). Bad input is refused before anything is
+written."""
 
 from __future__ import annotations
 
@@ -92,17 +94,22 @@ def test_one_warehouse_holds_the_specs_cardinalities_and_random_data_rules(postg
     assert postgres.query(f"SELECT DISTINCT d_ytd || ' ' || d_next_o_id FROM {p}district") == "30000.00 3001"
 
 
-CHECKS = ("cardinality", "condition_1", "condition_2", "condition_3", "condition_4")
+CHECKS = ("cardinality", *(f"condition_{i}" for i in range(1, 13)))
 
 
-def _verify_fails(postgres, results, tid, check: str, named: str) -> None:
+def _verify_fails(postgres, results, tid, check: str, named: str, also: dict | None = None) -> None:
+    """check broken once, named; also: the other checks the plant breaks once, each with how its
+    first example starts; every other check holds."""
+    also = also or {}
     p, r = verify(results, tid, postgres)
     assert p.returncode == 1, p.stdout + p.stderr
     assert r["ok"] is False
-    assert {k: r[k]["count"] for k in CHECKS} == {k: int(k == check) for k in CHECKS}, p.stdout
-    assert r[check]["examples"][0].startswith(named), r[check]
-    assert f"{check} (" in p.stdout and "FAILED, 1 broken" in p.stdout and named in p.stdout
-    assert p.stdout.rstrip().endswith(f"FAILED: {check}")
+    assert {k: r[k]["count"] for k in CHECKS} == {k: int(k == check or k in also) for k in CHECKS}, p.stdout
+    for k, first in {check: named, **also}.items():
+        assert r[k]["examples"][0].startswith(first), r[k]
+        assert f"{k} (" in p.stdout and first in p.stdout
+    assert "FAILED, 1 broken" in p.stdout
+    assert p.stdout.rstrip().endswith(f"FAILED: {', '.join(k for k in CHECKS if k == check or k in also)}")
 
 
 def test_verify_passes_the_load_and_names_each_planted_fault(postgres, loaded):
@@ -114,16 +121,20 @@ def test_verify_passes_the_load_and_names_each_planted_fault(postgres, loaded):
     assert r["warehouses_checked"] == 1 and r["districts_checked"] == 10
     assert all(f"{k} (" in out.stdout for k in CHECKS) and "OK: " in out.stdout
 
-    # An order line deleted: sum(O_OL_CNT) of district 3 is one more than its lines.
+    # An order line deleted: sum(O_OL_CNT) of district 3 is one more than its lines (4), and order
+    # 500's O_OL_CNT one more than its own (6).
     one = f"ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = 500 AND ol_number = 1"
     postgres.query(f"CREATE TABLE {p}saved AS SELECT * FROM {p}order_line WHERE {one}; "
                    f"DELETE FROM {p}order_line WHERE {one}")
-    _verify_fails(postgres, results, tid, "condition_4", "W_ID=1 D_ID=3:")
+    _verify_fails(postgres, results, tid, "condition_4", "W_ID=1 D_ID=3:",
+                  also={"condition_6": "W_ID=1 D_ID=3 O_ID=500: O_OL_CNT"})
     postgres.query(f"INSERT INTO {p}order_line SELECT * FROM {p}saved; DROP TABLE {p}saved")
 
-    # A district's D_YTD changed: its warehouse's W_YTD is no longer the sum.
+    # A district's D_YTD changed: its warehouse's W_YTD is no longer the sum (1), nor is D_YTD its
+    # HISTORY rows' (9).
     postgres.query(f"UPDATE {p}district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 7")
-    _verify_fails(postgres, results, tid, "condition_1", "W_ID=1:")
+    _verify_fails(postgres, results, tid, "condition_1", "W_ID=1:",
+                  also={"condition_9": "W_ID=1 D_ID=7: D_YTD 30001.00 != sum(H_AMOUNT) 30000.00"})
     postgres.query(f"UPDATE {p}district SET d_ytd = d_ytd - 1 WHERE d_w_id = 1 AND d_id = 7")
 
     # A new_order row deleted from the middle breaks condition 3 alone. District 5 as loaded:
@@ -132,10 +143,15 @@ def test_verify_passes_the_load_and_names_each_planted_fault(postgres, loaded):
     #   2: D_NEXT_O_ID - 1 = 3001 - 1 = 3000 = max(O_ID) 3000 = max(NO_O_ID) 3000 (the max
     #      is not the row deleted)                                                 holds
     #   1 (W_YTD, D_YTD) and 4 (ORDERS, ORDER_LINE) read no NEW_ORDER row          hold
+    #   5: order 2500 has no carrier and now no NEW_ORDER row                      broken
+    #  11: count(ORDER) 3000 - count(NEW_ORDER) 899 = 2101, not 2100               broken
     # Condition 2 holding here is the point of deleting from the middle, not an accident:
-    # _verify_fails asserts condition_3 is the only check broken. 2 is broken alone below.
+    # _verify_fails asserts 3, 5 and 11 are the only checks broken. 2 is broken alone below
+    # (3 alone, delivering an order out of turn, in test_tpcc_conditions.py).
     postgres.query(f"DELETE FROM {p}new_order WHERE no_w_id = 1 AND no_d_id = 5 AND no_o_id = 2500")
-    _verify_fails(postgres, results, tid, "condition_3", "W_ID=1 D_ID=5: 899 NEW_ORDER rows")
+    _verify_fails(postgres, results, tid, "condition_3", "W_ID=1 D_ID=5: 899 NEW_ORDER rows",
+                  also={"condition_5": "W_ID=1 D_ID=5 O_ID=2500: O_CARRIER_ID null, no NEW_ORDER row",
+                        "condition_11": "W_ID=1 D_ID=5: count(ORDER) 3000 - count(NEW_ORDER) 899 = 2101"})
     postgres.query(f"INSERT INTO {p}new_order VALUES (2500, 5, 1)")
 
     out, r = verify(results, tid, postgres)
@@ -144,7 +160,8 @@ def test_verify_passes_the_load_and_names_each_planted_fault(postgres, loaded):
 
 def test_verify_names_a_break_of_condition_2_alone(postgres, loaded):
     """Condition 2 (D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID), per district) broken through
-    each of its three terms in turn, conditions 1, 3 and 4 left holding; each plant undone.
+    each of its three terms in turn, conditions 1, 3 and 4 left holding (the first plant breaks
+    2 alone; the other two also 11, and the second 5, named with it); each plant undone.
     As loaded, each district: D_NEXT_O_ID 3001, O_ID 1..3000, NO_O_ID 2101..3000 (900 rows),
     D_YTD 30,000.00 and W_YTD 300,000.00 = 10 x 30,000.00. (After a tpcc run the first plant
     would also break orders_whole, the run's O_IDs against D_NEXT_O_ID: on the load only the
@@ -156,6 +173,7 @@ def test_verify_names_a_break_of_condition_2_alone(postgres, loaded):
         #   1: D_YTD untouched: W_YTD 300,000.00 = sum(D_YTD) 10 x 30,000.00        holds
         #   3: NEW_ORDER untouched: 900 rows = 3000 - 2101 + 1 = 900                holds
         #   4: ORDERS, ORDER_LINE untouched: sum(O_OL_CNT) = count(ORDER_LINE)      holds
+        #   5-12: no order, line, HISTORY row or customer touched                   hold
         postgres.query(f"UPDATE {p}district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 8")
         _verify_fails(postgres, results, tid, "condition_2",
                       "W_ID=1 D_ID=8: D_NEXT_O_ID - 1 3001, max(O_ID) 3000, max(NO_O_ID) 3000")
@@ -167,9 +185,14 @@ def test_verify_names_a_break_of_condition_2_alone(postgres, loaded):
         #   2: D_NEXT_O_ID - 1 = 3000 = max(O_ID) 3000 != max(NO_O_ID) 2999         broken
         #   3: 899 rows = max(NO_O_ID) - min(NO_O_ID) + 1 = 2999 - 2101 + 1 = 899   holds
         #   1, 4: no NEW_ORDER row in them                                          hold
+        #   5: order 3000, no carrier, has no NEW_ORDER row                          broken
+        #  11: count(ORDER) 3000 - count(NEW_ORDER) 899 = 2101                       broken
+        # (2 alone through this term, the order delivered out of turn: test_tpcc_conditions.py)
         postgres.query(f"DELETE FROM {p}new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = 3000")
         _verify_fails(postgres, results, tid, "condition_2",
-                      "W_ID=1 D_ID=2: D_NEXT_O_ID - 1 3000, max(O_ID) 3000, max(NO_O_ID) 2999")
+                      "W_ID=1 D_ID=2: D_NEXT_O_ID - 1 3000, max(O_ID) 3000, max(NO_O_ID) 2999",
+                      also={"condition_5": "W_ID=1 D_ID=2 O_ID=3000: O_CARRIER_ID null, no NEW_ORDER row",
+                            "condition_11": "W_ID=1 D_ID=2: count(ORDER) 3000 - count(NEW_ORDER) 899 = 2101"})
     finally:
         postgres.query(f"INSERT INTO {p}new_order (no_o_id, no_d_id, no_w_id) SELECT 3000, 2, 1 WHERE NOT EXISTS "
                        f"(SELECT 1 FROM {p}new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = 3000)")
@@ -180,6 +203,8 @@ def test_verify_names_a_break_of_condition_2_alone(postgres, loaded):
     #   4: sum(O_OL_CNT) - n = count(ORDER_LINE) - n                                holds
     #   3: NEW_ORDER untouched: 900 rows = 3000 - 2101 + 1 = 900                    holds
     #   1: D_YTD untouched                                                          holds
+    #   5-7: the order is gone with its lines; 10, 12: it was undelivered            hold
+    #  11: count(ORDER) 2999 - count(NEW_ORDER) 900 = 2099                           broken
     order, lines = "o_w_id = 1 AND o_d_id = 6 AND o_id = 3000", "ol_w_id = 1 AND ol_d_id = 6 AND ol_o_id = 3000"
     postgres.query(f"CREATE TABLE {p}saved_o AS SELECT * FROM {p}orders WHERE {order}; "
                    f"CREATE TABLE {p}saved_ol AS SELECT * FROM {p}order_line WHERE {lines}")
@@ -188,7 +213,8 @@ def test_verify_names_a_break_of_condition_2_alone(postgres, loaded):
             _count(postgres, f"SELECT o_ol_cnt FROM {p}saved_o") >= 5
         postgres.query(f"DELETE FROM {p}order_line WHERE {lines}; DELETE FROM {p}orders WHERE {order}")
         _verify_fails(postgres, results, tid, "condition_2",
-                      "W_ID=1 D_ID=6: D_NEXT_O_ID - 1 3000, max(O_ID) 2999, max(NO_O_ID) 3000")
+                      "W_ID=1 D_ID=6: D_NEXT_O_ID - 1 3000, max(O_ID) 2999, max(NO_O_ID) 3000",
+                      also={"condition_11": "W_ID=1 D_ID=6: count(ORDER) 2999 - count(NEW_ORDER) 900 = 2099"})
     finally:
         postgres.query(f"DELETE FROM {p}order_line WHERE {lines}; DELETE FROM {p}orders WHERE {order}; "
                        f"INSERT INTO {p}orders SELECT * FROM {p}saved_o; "

@@ -9,28 +9,25 @@ arithmetic written here, and what the database says."""
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from ..support.dashboards import fill, promql_queries
 from ..support.pg_kill import kill, killable, restart  # noqa: F401 (killable: a fixture)
 from ..support.stack import BIN, REPO, wait_until
 from ..support.tpcc_orders import run_orders
+from ..support.tpcc_stats import DECK, FALSE_FAILURE, chi_square_p, nurand_probabilities, q, within
 from ..support.ybbench_cli import USERS_K6, verify, ybbench, ybbench_run
 
 pytestmark = pytest.mark.late  # k6 v1.1.0 (native/build.sh late)
 
 W, VUS = 2, 4
-DECK = {"new_order": 10, "payment": 10, "order_status": 1, "delivery": 1, "stock_level": 1}  # 23 cards
-FALSE_FAILURE = 1e-4  # each statistical check's chance of failing a correct run
-Z = stats.norm.isf(FALSE_FAILURE / 2)
 
 
 @pytest.fixture(scope="module")
@@ -48,15 +45,6 @@ def ran(binaries, postgres, prometheus, tmp_path_factory):
     return prefix, results, f"run{tag}", r.digest()
 
 
-def q(pg, sql: str) -> int:
-    return int(pg.query(sql) or 0)
-
-
-def within(count: int, n: int, p: float) -> bool:
-    """count of n is p's binomial share, within Z standard deviations."""
-    return abs(count - n * p) <= Z * math.sqrt(n * p * (1 - p))
-
-
 def test_the_mix_is_the_decks_and_never_under_the_specs_minimums(ran):
     _, _, _, s = ran
     counts = {op: s["ops"][op]["count"] for op in DECK}
@@ -68,32 +56,6 @@ def test_the_mix_is_the_decks_and_never_under_the_specs_minimums(ran):
     # Clause 5.2.3's minimums, with the same slack for the VUs' last decks.
     for op, least in {"payment": 0.43, "order_status": 0.04, "delivery": 0.04, "stock_level": 0.04}.items():
         assert counts[op] + VUS * DECK[op] >= least * n, (op, counts)
-
-
-def nurand_probabilities(a: int, x: int, y: int, c: int) -> np.ndarray:
-    """P(NURand(A, x, y) = v) for v = x..y, by enumerating clause 2.1.6's (rand(0, A) | rand(x, y)) + C."""
-    counts = np.zeros(y - x + 1)
-    rand_a = np.arange(a + 1)
-    for lo in range(x, y + 1, 2000):
-        b = np.arange(lo, min(lo + 2000, y + 1))
-        v = ((rand_a[None, :] | b[:, None]) + c) % (y - x + 1)
-        counts += np.bincount(v.ravel(), minlength=y - x + 1)
-    return counts / counts.sum()
-
-
-def chi_square_p(observed: np.ndarray, p: np.ndarray) -> float:
-    """Pearson's test over bins of consecutive values, each expecting 20 or more."""
-    n = observed.sum()
-    bins_o, bins_e, o, e = [], [], 0.0, 0.0
-    for ob, pr in zip(observed, p):
-        o, e = o + ob, e + n * pr
-        if e >= 20:
-            bins_o.append(o)
-            bins_e.append(e)
-            o = e = 0.0
-    bins_o[-1] += o
-    bins_e[-1] += e
-    return float(stats.chisquare(bins_o, bins_e).pvalue)
 
 
 def test_customer_and_item_ids_follow_nurand_with_the_runs_c(postgres, ran):
@@ -150,6 +112,10 @@ def test_tpmc_is_the_new_orders_the_tables_hold_and_counts_are_the_servers(postg
     assert there == s["tpcc"]["new_orders"]["committed"] > 0
     assert s["tpcc"]["tpmc"] == pytest.approx(there / (s["duration_s"] / 60), rel=1e-9)
     assert s["tpcc"]["efficiency"] is None and s["tpcc"]["mode"] == "throughput"
+    # NOPM: the database's D_NEXT_O_ID advance is the same orders; nobody else wrote them: they agree.
+    n = s["tpcc"]["nopm"]
+    assert n["new_orders"] == there and n["agrees"] and "disagreement" not in n, n
+    assert n["nopm"] == pytest.approx(s["tpcc"]["tpmc"], rel=1e-9)
     # pg_stat_statements counts the calls that completed: each transaction's committed ones.
     for op, fn in {"new_order": "no", "payment": "pay", "order_status": "os", "delivery": "dl",
                    "stock_level": "sl"}.items():
@@ -281,13 +247,15 @@ def test_no_acknowledged_new_order_is_lost_when_postgres_is_killed_mid_run(binar
 
 
 def test_two_generators_share_the_warehouses_and_their_summary_adds_up(binaries, postgres, ran):
-    """--generators 2, one VU each: the VUs' numbers in the whole test give them warehouses 1 and 2
-    (each process's own __VU would put both on 1); the merged tpcc figures are the generators' sums,
-    and verify reads the run from where its districts stood first."""
+    """--generators 2, one VU each, in the statements style after a 1 s warm-up: the VUs' numbers in
+    the whole test give them warehouses 1 and 2 (each process's own __VU would put both on 1); the merged
+    tpcc figures are the generators' sums (New-Orders, those after the warm-up, retries, failed attempts,
+    the retry histogram), and verify reads the run from where its districts stood first."""
     prefix, results, tid, _ = ran
     one = f"{tid}-gen"
-    r = ybbench_run("tpcc", postgres, results, testid=one, knobs={"VUS": "2", "DURATION": "4s"}, extra_env=USERS_K6,
-                    extra_args=["--keys-from", tid.replace("run", "load", 1), "--generators", "2"])
+    r = ybbench_run("tpcc", postgres, results, testid=one, extra_env=USERS_K6,
+                    knobs={"VUS": "2", "DURATION": "4s", "TPCC_STYLE": "statements", "DB_DRIVER": "pgconn"},
+                    extra_args=["--keys-from", tid.replace("run", "load", 1), "--generators", "2", "--warmup", "1s"])
     assert r.code == 0, r.output
     merged = r.digest()
     each = [json.loads((r.folder / "generators" / f"g{i}" / "summary.json").read_text()) for i in (1, 2)]
@@ -296,6 +264,16 @@ def test_two_generators_share_the_warehouses_and_their_summary_adds_up(binaries,
         assert merged["tpcc"]["new_orders"][k] == sum(p["tpcc"]["new_orders"][k] for p in each)
     assert merged["tpcc"]["tpmc"] == pytest.approx(merged["tpcc"]["new_orders"]["committed"] /
                                                    (merged["duration_s"] / 60), rel=1e-12)
+    m = merged["tpcc"]["measured"]
+    assert m["new_orders_committed"] == sum(p["tpcc"]["measured"]["new_orders_committed"] for p in each) > 0
+    assert m["tpmc"] == pytest.approx(m["new_orders_committed"] / (m["seconds"] / 60), rel=1e-12)
+    for op, a in merged["tpcc"]["attempts"].items():
+        parts = [p["tpcc"]["attempts"][op] for p in each]
+        assert a["retries"] == sum(x["retries"] for x in parts) == merged["ops"][op]["retries"], op
+        assert a["failed_attempts"]["count"] == sum(x["failed_attempts"]["count"] for x in parts), op
+        # Every transaction in one bucket of the histogram: the buckets add up to the op's count.
+        assert sum(a["retry_histogram"].values()) == merged["ops"][op]["count"], (op, a["retry_histogram"])
+        assert a["latency_ms"] is None  # percentiles are not mergeable from the generators' summaries
     by_w = dict(map(int, row.split("|")) for row in postgres.query(
         f"SELECT o_w_id, count(*) FROM {run_orders(prefix, merged)} GROUP BY 1").splitlines())
     assert sum(by_w.values()) == merged["tpcc"]["new_orders"]["committed"]
@@ -370,3 +348,38 @@ def test_the_reports_tpcc_section_is_the_databases_new_orders(postgres, promethe
     assert chart_no.sum() == pytest.approx(database.sum(), rel=0.05), (chart_no, database)
     page = out.read_text()
     assert f"<th>tpmC</th><td>{s['tpcc']['tpmc']:.1f}</td>" in page and "New-Orders committed" in page
+    n = s["tpcc"]["nopm"]
+    assert (f"<th>NOPM (database: D_NEXT_O_ID)</th><td>{n['nopm']:.1f} ({n['new_orders']} New-Orders; "
+            "agrees with tpmC)</td>") in page
+    # Per transaction: its count, retries, and mean and p99 with its retries (procedures: no attempts apart).
+    o = s["ops"]["new_order"]
+    assert (f"<td>new_order</td><td>{o['count']}</td><td>{o['retries']}</td><td>{o['latency_ms']['avg']:.3f}</td>"
+            f"<td>{o['latency_ms']['p99']:.3f}</td></tr>") in page
+
+
+def test_nopm_counts_new_orders_another_session_committed_and_says_they_disagree(binaries, postgres, ran):
+    """While a short run runs, a side connection commits N New-Orders of its own (the procedures' function,
+    as the run calls it): D_NEXT_O_ID advances by the run's committed + N, so NOPM exceeds tpmC by
+    N / the run's minutes, and the summary names the disagreement, keeping both."""
+    prefix, results, tid, _ = ran
+    n, one = 300, f"{tid}-side"
+    before = q(postgres, f"SELECT sum(d_next_o_id) FROM {prefix}district")
+    side = threading.Thread(target=lambda: (
+        wait_until(lambda: q(postgres, f"SELECT sum(d_next_o_id) FROM {prefix}district") > before + 100,
+                   "the run's New-Orders", timeout=30),
+        postgres.query(f"SELECT count({prefix}tpcc_no(1, 1, 1, '{{1,2,3}}', '{{1,1,1}}', '{{1,1,1}}')) "
+                       f"FROM generate_series(1, {n})")))
+    side.start()
+    r = ybbench_run("tpcc", postgres, results, testid=one, knobs={"VUS": "2", "DURATION": "6s"}, extra_env=USERS_K6,
+                    extra_args=["--keys-from", tid.replace("run", "load", 1)])
+    side.join()
+    assert r.code == 0, r.output
+    s = r.digest()
+    t, minutes = s["tpcc"], s["duration_s"] / 60
+    assert t["new_orders"]["failed"] == 0 and t["nopm"]["new_orders"] == t["new_orders"]["committed"] + n, t
+    assert t["nopm"]["nopm"] - t["tpmc"] == pytest.approx(n / minutes, rel=1e-9), (t["nopm"], t["tpmc"])
+    assert t["nopm"]["agrees"] is False and t["tpmc"] == pytest.approx(t["new_orders"]["committed"] / minutes)
+    assert t["nopm"]["disagreement"].startswith(
+        f"the database's {t['new_orders']['committed'] + n} New-Orders (D_NEXT_O_ID) against k6's "
+        f"{t['new_orders']['committed']} committed"), t["nopm"]
+    assert "other sessions committed New-Orders" in t["nopm"]["disagreement"]

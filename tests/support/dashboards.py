@@ -66,12 +66,18 @@ def sql_queries() -> list[Query]:
 
 # The TPC-C panels read what only a tpcc run pushes: test_tpcc_run asks them
 # about its own run, test_dashboards every other panel about its runs.
-TPCC_PANELS = ("tpmC: New-Orders committed per minute", "TPC-C rollbacks/s by transaction")
+# Those of the statements style's retries and attempts only a statements run with retries pushes:
+# test_tpcc_statements asks them about its serializable run.
+TPCC_STATEMENTS_PANELS = ("TPC-C retries per transaction, by transaction", "TPC-C retried transactions/s by retries",
+                          "TPC-C final and failed attempt p99 by transaction")
+TPCC_PANELS = ("tpmC: New-Orders committed per minute", "TPC-C rollbacks/s by transaction", *TPCC_STATEMENTS_PANELS)
 
 
-def promql_queries(tpcc: bool = False) -> list[Query]:
-    """The Prometheus queries of every panel, but the TPC-C ones; only those with tpcc."""
-    return [q for q in all_queries() if q.datasource == "prometheus" and (q.panel in TPCC_PANELS) == tpcc]
+def promql_queries(tpcc: bool = False, statements: bool = False) -> list[Query]:
+    """The Prometheus queries of every panel, but the TPC-C ones; only those with tpcc (but the
+    statements style's retry panels; only those with statements too)."""
+    return [q for q in all_queries() if q.datasource == "prometheus" and (q.panel in TPCC_PANELS) == tpcc
+            and (not tpcc or (q.panel in TPCC_STATEMENTS_PANELS) == statements)]
 
 
 def logql_queries() -> list[Query]:

@@ -106,8 +106,8 @@ class CaptureServer:
     the same server as the compose stack's YugabyteDB stand-in."""
 
     def __init__(self, capture: Path, host: str = "127.0.0.1", port: int = 0, path: str = "/prometheus-metrics",
-                 advance: float = 0.0, statements=None, planted: dict[str, float] | None = None):
-        self.server = metrics_server(capture, host, port, path, advance, statements, planted=planted)
+                 advance: float = 0.0, statements=None, planted: dict[str, float] | None = None, tls=None):
+        self.server = metrics_server(capture, host, port, path, advance, statements, planted=planted, tls=tls)
         self.address = f"{host}:{self.server.server_address[1]}"
 
     def stop(self) -> None:

@@ -1,13 +1,14 @@
 """`ybbench ab`'s default on simulated runs with a known answer: 5 runs a
 side, then as many as their spread says a 5% change needs (8 times in
-10), at most 20 (cli.py's loop: run_stats.blind_spread, then
-run_stats.runs_a_side). Each run's log ops/s is N(effect, sigma): sigma
-4.5% is what 30 s sql-selects runs were apart on the 2-core test VM,
+10), at most 20, looking again after each extension: the rule the CLI
+runs, experiments/ab_rule.py's resolve, given simulated runs. Each run's
+log ops/s is N(effect, sigma): sigma 4.5% is what 30 s sql-selects runs
+were apart on the 2-core test VM,
 2% a quiet cluster's. Identical sides get a verdict no more often than
 alpha; a 5% slowdown is called slower at least 8 times in 10; runs
-already close enough stop at 5. The planted fault: a rule that stops as
-soon as it sees a verdict (peeking) calls identical sides different far
-more often than alpha."""
+already close enough stop at 5. The planted fault: a rule that looks at
+the verdict after every pair and stops at the first (peeking) calls
+identical sides different far more often than alpha."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 from scipy import stats
 
 from ybbench.core import run_stats
-from ybbench.experiments import ab
+from ybbench.experiments import ab, ab_rule
 
 from ..support.workloads import BINOMIAL_FALSE_FAILURES
 
@@ -33,11 +34,13 @@ def verdict(base: np.ndarray, other: np.ndarray, n: int) -> str:
 def resolved(rng: np.random.Generator, sigma: float, effect: float, peek: bool = False) -> tuple[str, int]:
     """One ab as its default runs it: (the verdict, runs a side)."""
     base, other = rng.normal(0.0, sigma, MOST), rng.normal(math.log1p(effect), sigma, MOST)
-    if peek and verdict(base, other, START) in ("faster", "slower"):
-        return verdict(base, other, START), START
-    need = run_stats.runs_a_side(CHANGE, run_stats.blind_spread(list(np.exp(base[:START])),
-                                                                list(np.exp(other[:START]))), ALPHA, MOST)
-    n = min(max(START, need or MOST), MOST)
+    if peek:  # the planted fault: look at the verdict after every pair, stop at the first one
+        n = next((n for n in range(START, MOST + 1) if verdict(base, other, n) != "no significant difference"), MOST)
+        return verdict(base, other, n), n
+
+    def runs_to(n: int) -> ab_rule.Values:
+        return {"select": (list(np.exp(base[:n])), list(np.exp(other[:n])))}
+    n = ab_rule.resolve(runs_to, START, MOST, CHANGE, ALPHA)
     return verdict(base, other, n), n
 
 
@@ -71,7 +74,7 @@ def test_runs_close_enough_stop_where_they_start():
 
 
 def test_the_planted_peek_calls_identical_sides_different_far_more_often():
-    """Stopping at the first 5 a side when they show a verdict, going on
-    otherwise: two looks at the difference, each at alpha."""
+    """Looking at the verdict after every pair and stopping at the first
+    one: up to 16 looks at the difference, each at alpha."""
     wrong, _ = rate(0.045, 0.0, ("faster", "slower"), seed=7, peek=True)
     assert above(wrong, ALPHA) < 1 / BINOMIAL_FALSE_FAILURES, f"{wrong} of {TRIALS}"

@@ -594,6 +594,10 @@ NOT_OURS: dict[str, tuple[str, str]] = {
     "--ysql_enable_auth": (YUGABYTEDB, "a yb-tserver flag"),
     "--logtostderr": (YUGABYTEDB, "a yb-master/yb-tserver flag"),
     "--alsologtostderr": (YUGABYTEDB, "a yb-master/yb-tserver flag"),
+    "--webserver_certificate_file": (YUGABYTEDB, "a yb-master/yb-tserver flag: its web ports over HTTPS"),
+    "--webserver_password_file": (YUGABYTEDB, "a yb-master/yb-tserver flag: HTTP Digest on its web ports"),
+    # node_exporter's (exporter-toolkit's TLS and basic auth), as docs/own-cluster.md scrapes it.
+    "--web.config.file": (r"node_exporter", "node_exporter's web configuration file"),
     # The benchmark scripts' own (python3 -m bench.X, behind make bench, make
     # bench-monitoring and make soak) and the k6-operator ConfigMap maker's.
     "--pinning": (r"make bench|bench\.client_efficiency", "bench/client_efficiency.py's"),
@@ -601,6 +605,8 @@ NOT_OURS: dict[str, tuple[str, str]] = {
     "--minutes": (r"monitoring_100_nodes|soak", "bench/monitoring_100_nodes.py's and bench/soak.py's"),
     "--no-drop-reference": (r"monitoring_100_nodes", "bench/monitoring_100_nodes.py's"),
     "--k6": (r"k6_operator", "python3 -m ybbench.run.k6_operator's (the k6 that archives)"),
+    # yugabyte/tpcc's (tpccbenchmark), as YugabyteDB's TPC-C pages run it (docs/experiments.md, docs/tpcc.md).
+    "--warmup-time-secs": (r"yugabyte/tpcc|tpccbenchmark", "yugabyte/tpcc's warm-up, left out of its figures"),
     # Other tools'.
     "--wait": (r"compose", "docker compose up's"),
     "--durations": (r"pytest", "pytest's slowest-tests report"),

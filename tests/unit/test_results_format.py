@@ -85,20 +85,41 @@ def test_each_schema_is_draft_2020_12_versioned_and_describes_every_field(kind):
     schema = formats.schema(kind)
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    # compare.json is version 2 since compare counts runs (version 1 compared one run's seconds a side).
-    assert formats.version(kind) == (2 if kind == "compare" else 1)
+    # compare.json is version 2 since compare counts runs (version 1 compared one run's seconds a side);
+    # summary.json since tpcc's NOPM, failed attempts and retry histogram.
+    assert formats.version(kind) == (2 if kind in ("compare", "summary") else 1)
     assert undescribed(schema) == []
-    for example in schema.get("examples", []):
-        assert formats.problem(kind, example) is None, kind
 
 
-def test_every_kind_is_documented_with_an_example():
-    # The examples are trimmed real files (run, verify, report, compare,
-    # sweep, doe --run, reproduce, doe and scale analyses); each must match
-    # its schema (above). events.json's is written by hand: its runs need
-    # the compose stack.
+@pytest.mark.parametrize("kind", formats.kinds())
+def test_each_kinds_example_file_matches_its_schema(kind):
+    # The examples (docs/examples/<kind>.json) are trimmed real files (run,
+    # verify, report, compare, sweep, doe --run, reproduce, doe and scale
+    # analyses). events.json's is written by hand: its runs need the compose
+    # stack.
+    assert formats.problem(kind, schema_docs.example(kind)) is None, schema_docs.example_file(kind)
+
+
+def test_an_example_that_left_its_format_is_caught():
+    # The check above can fail: a field renamed in an example, or a number
+    # written as a string, is named.
+    params = schema_docs.example("params")
+    params["start_unix_s"] = params.pop("started_unix_s")
+    assert formats.problem("params", params)[0] == "started_unix_s"
+    summary = schema_docs.example("summary")
+    summary["duration_s"] = "5s"
+    assert formats.problem("summary", summary) == ("duration_s", "'5s' is not of type 'number'")
+
+
+def test_every_kind_is_documented_with_an_example_file_linked_from_the_page():
     assert sorted(schema_docs.ORDER) == formats.kinds()
-    assert [k for k in formats.kinds() if not formats.schema(k).get("examples")] == []
+    examples = REPO / "docs" / "examples"
+    assert sorted(p.name for p in examples.iterdir()) == sorted(f"{k}.json" for k in formats.kinds())
+    page = (REPO / "docs" / "results-format.md").read_text()
+    for kind in formats.kinds():
+        assert f"[`examples/{kind}.json`](examples/{kind}.json)" in page, kind
+        assert "examples" not in formats.schema(kind), kind  # one copy: the file
+    assert "```json" not in page  # the page holds the fields; the examples are files
 
 
 def test_the_k6_scripts_write_the_summary_version_of_the_schema():
@@ -107,9 +128,10 @@ def test_the_k6_scripts_write_the_summary_version_of_the_schema():
     assert "format_version: FORMAT_VERSION," in js
 
 
-def test_the_docs_page_is_generated_from_the_schemas():
+def test_the_docs_page_is_generated_from_the_schemas(tmp_path):
     # Regenerate with `python3 -m ybbench.core.schema_docs`.
     assert (REPO / "docs" / "results-format.md").read_text() == schema_docs.render()
+    assert schema_docs.main(["--check"]) == 0
 
 
 def test_the_versions_table_names_each_file_whole():
@@ -157,16 +179,17 @@ def test_the_reader_refuses_a_file_not_in_its_format_naming_file_field_and_versi
     before = (folder / file).read_bytes()
     message = refused(folder)
     assert message.startswith(f"run {TESTID}: {folder / file}: {said}"), message
-    assert "format version 1" in message, message
+    assert f"format version {formats.version(formats.BY_NAME[file])}" in message, message
     assert (folder / file).read_bytes() == before
 
 
 def test_a_newer_version_is_refused_and_a_version_that_is_not_one(tmp_path):
     folder = current_folder(tmp_path)
-    edit(folder / "summary.json", lambda d: d.__setitem__("format_version", 2))
-    assert refused(folder) == (f"run {TESTID}: {folder / 'summary.json'}: field format_version: version 2 of the "
-                               "summary format is newer than this ybbench reads (version 1 and older): use a newer "
-                               "ybbench")
+    now = formats.version("summary")
+    edit(folder / "summary.json", lambda d: d.__setitem__("format_version", now + 1))
+    assert refused(folder) == (f"run {TESTID}: {folder / 'summary.json'}: field format_version: version {now + 1} of "
+                               f"the summary format is newer than this ybbench reads (version {now} and older): use a "
+                               "newer ybbench")
     edit(folder / "summary.json", lambda d: d.__setitem__("format_version", "1"))
     assert refused(folder) == (f"run {TESTID}: {folder / 'summary.json'}: field format_version: '1' is not a version "
                                "(a whole number from 0)")
@@ -220,7 +243,7 @@ def test_validate_names_the_invalid_file_and_field_and_exits_1(tmp_path):
     assert p.returncode == 1, p.stdout + p.stderr
     assert f"ok      {folder / 'params.json'} (params version 0, read as version 1)" in p.stdout
     assert (f"INVALID {folder / 'summary.json'}: field duration_s '5s' is not of type 'number': not the summary "
-            "format version 0 (read as version 1 after the upgrade from 0)") in p.stdout
+            "format version 0 (read as version 2 after the upgrade from 0)") in p.stdout
     assert p.stdout.splitlines()[-1].startswith("3 results file(s) checked, 1 invalid")
 
 

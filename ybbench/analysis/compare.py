@@ -354,24 +354,13 @@ def _mean(values: list) -> float | None:
 REPRODUCE = "reproduce.json"
 
 
-def runs_to_resolve(results: Path, ab_id: str, change: float, alpha: float) -> tuple[int | None, str]:
-    """The runs a side that an ab's runs so far say it needs to find `change`
-    (a fraction) with run_stats.POWER: the ops' largest need at their spread
-    (run_stats.blind_spread; None: more than 1000), and a line that says why."""
+def ab_values(results: Path, ab_id: str, alpha: float) -> dict[str, tuple[list[float], list[float]]]:
+    """An ab's runs so far, as its stopping rule reads them (experiments/ab_rule.py):
+    op -> (the base's per-run values, the other's)."""
     sides = compare_groups.groups(results, ab_id, [])
     doc = compare_runs(results, sides[0], sides[1:], None, alpha, False)
-    worst: tuple[float, str] = (-1.0, "")
-    for op, stat in doc["comparisons"][0]["ops"].items():
-        sd = run_stats.blind_spread(stat["values"]["base"], stat["values"]["other"])
-        if sd is not None:
-            worst = max(worst, (sd, op))
-    sd, op = worst
-    if sd < 0:
-        raise UserError(f"ab {ab_id}: no op with ops/s in two runs a side to measure their spread")
-    n = run_stats.runs_a_side(change, sd, alpha)
-    return n, (f"{op}'s runs are {100 * math.expm1(sd):.1f}% apart (one sd, both sides): a change of "
-               f"{100 * change:g}% is found {round(10 * run_stats.POWER)} times in 10 with {n or 'over 1000'} runs "
-               "a side")
+    return {op: (stat["values"]["base"], stat["values"]["other"])
+            for op, stat in doc["comparisons"][0]["ops"].items()}
 
 
 def phases_of(results: Path, rid: str) -> dict[str, str] | None:

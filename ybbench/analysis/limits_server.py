@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import statistics
 
+from ybbench.core import visibility
 from ybbench.analysis import limit_rules as rules
 from ybbench.analysis.limits_client import finding
 from ybbench.core.prom import Prom
@@ -47,12 +48,19 @@ class Window:
         return {s["metric"].get(by, ""): float(s["value"][1]) for s in got}
 
 
+def _unseen(kind: str, said: str) -> str:
+    """What was not seen, and why when the user's settings say it cannot be (core/visibility.py)."""
+    why = visibility.hidden().get(kind)
+    return f"{said}: {why}" if why else said
+
+
 def node_cpu(w: Window, client_boot: int | None, client_cores: float | None) -> tuple[list[dict], dict]:
     """One finding per node (node_exporter), and the host facts: which node
     is the client's own host (same kernel boot time)."""
     cpus = w.whole('count by (instance) (node_cpu_seconds_total{mode="idle"})', "instance")
     if not cpus:
-        return [finding("server-cpu", "not-visible", "no node_exporter series (job node): CPU per node not seen")], {}
+        return [finding("server-cpu", "not-visible", _unseen("node", "no node_exporter series (job node): "
+                                                             "CPU per node not seen"))], {}
     busy, mean = w.series(BUSY_CORES, "instance"), w.whole(BUSY_CORES, "instance")
     boots = w.whole("max by (instance) (node_boot_time_seconds)", "instance")
     shared = {n for n, b in boots.items() if client_boot and abs(b - client_boot) <= rules.SAME_HOST_BOOT_S}
@@ -91,7 +99,8 @@ def imbalance(cpu: list[dict]) -> dict | None:
 def disks(w: Window, knobs: dict) -> list[dict]:
     io = w.series("max by (instance, device) (rate(node_disk_io_time_seconds_total[$R]))", "instance")
     if not io:
-        return [finding("disk", "not-visible", "no node_disk_io_time_seconds_total series (job node): disks not seen")]
+        return [finding("disk", "not-visible", _unseen("node", "no node_disk_io_time_seconds_total series (job node): "
+                                                       "disks not seen"))]
     busy = w.whole("max by (instance) (rate(node_disk_io_time_seconds_total[$R]))", "instance")
     iops = w.whole(IOPS, "instance")
     mbps = w.whole("sum by (instance) (rate(node_disk_read_bytes_total[$R]) + rate(node_disk_written_bytes_total[$R]))"
@@ -124,8 +133,8 @@ def yugabytedb(w: Window) -> tuple[list[dict], float | None]:
     write stalls, CPU per server; and the transaction conflicts in the
     window (None when YugabyteDB is not scraped)."""
     if not w.whole('count(up{job="yugabytedb"})', ""):
-        return [finding("yugabytedb", "not-visible", "no YugabyteDB targets (job yugabytedb): its queues, "
-                        "memory-pressure rejections and write stalls not seen")], None
+        return [finding("yugabytedb", "not-visible", _unseen("yugabytedb", "no YugabyteDB targets (job yugabytedb): "
+                        "its queues, memory-pressure rejections and write stalls not seen"))], None
     # A counter this YugabyteDB does not export (renamed, or left out by the scrape) is not seen, not zero.
     wanted = [*(n for _, names, _ in YB_SIGNALS for n in names), STALLS, CONFLICTS]
     present = set(w.whole(f'count by (__name__) ({{job="yugabytedb", __name__=~"{"|".join(wanted)}"}})', "__name__"))

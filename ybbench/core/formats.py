@@ -130,10 +130,19 @@ def compare_1_to_2(doc: dict) -> dict:
     return _stamped(_runs_1_to_2(doc) if "kind" not in doc else doc, 2)
 
 
+def summary_1_to_2(doc: dict) -> dict:
+    """summary.json 1 -> 2: the same fields, with "format_version": 2 added
+    (version 2 added tpcc.nopm and, per transaction in tpcc.attempts,
+    failed_attempts and retry_histogram, which version 1 files lack)."""
+    return _stamped(doc, 2) if isinstance(doc, dict) else doc
+
+
 def upgrades(kind: str) -> dict[int, Callable]:
     out = {0: {"params": params_0_to_1, "events": events_0_to_1}.get(kind, stamped_0_to_1)}
     if kind == "compare":
         out[1] = compare_1_to_2
+    if kind == "summary":
+        out[1] = summary_1_to_2
     return out
 
 

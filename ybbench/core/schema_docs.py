@@ -1,6 +1,9 @@
 """docs/results-format.md, generated from the schemas (core/schemas/) and
 the upgrades (core/formats.py): `python3 -m ybbench.core.schema_docs`
-rewrites it; tests/unit/test_results_format.py checks it is up to date."""
+rewrites it (`--check`: exit 1 when it is out of date);
+tests/unit/test_results_format.py checks it is. The page holds the fields;
+each kind's example is a file of its own, docs/examples/<kind>.json, linked
+from it and checked against its schema by that test."""
 
 from __future__ import annotations
 
@@ -10,9 +13,10 @@ import re
 import sys
 from pathlib import Path
 
-from ybbench.core import formats
+from ybbench.core import formats, generated_section
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results-format.md"
+EXAMPLES = DOC.parent / "examples"
 ORDER = ["params", "summary", "usage", "limits", "events", "verify", "report", "compare", "ab", "sweep", "doe",
          "reproduce", "doe-results", "scale-results", "doctor", "history", "per-second"]
 
@@ -25,7 +29,9 @@ fields exist, their types and their units (`_s` seconds, `_ms`
 milliseconds, `_unix_s` unix seconds, `per_second` and `ops_per_s` ops per
 second; counts are counts). Every file carries its `"format_version"`.
 This page is generated from those schemas
-(`python3 -m ybbench.core.schema_docs`; a test fails when it is out of date).
+(`python3 -m ybbench.core.schema_docs`; a test fails when it is out of date),
+and each kind's section links an example of its file, in
+[`docs/examples/`](examples/) (each checked against its schema by a test).
 
 - **ybbench reads what it wrote before.** Every command reads results
   through one reader (`ybbench/core/run_folder.py`), which checks each file
@@ -65,7 +71,7 @@ or as plain JSON, checking the version first:
 import json
 
 summary = json.load(open("results/sql-inserts-20260101T120000/summary.json"))
-assert summary["format_version"] == 1, "a format this script does not know"
+assert summary["format_version"] == 2, "a format this script does not know"
 print(summary["ops"]["insert"]["per_second"])
 ```
 
@@ -199,15 +205,21 @@ def render() -> str:
             if name:
                 lines += [f"### {kind}: {name}", "", " ".join(branch.get("description", "").split()), ""]
             lines += _table(fields(branch, root)) + [""]
-        for example in root.get("examples", []):
-            lines += ["Example:", "", "```json", json.dumps(example, indent=2, ensure_ascii=False), "```", ""]
+        lines += [f"Example: [`examples/{kind}.json`](examples/{kind}.json).", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def main() -> int:
-    DOC.write_text(render())
-    print(DOC)
-    return 0
+def example_file(kind: str) -> Path:
+    """A kind's example: a trimmed real file (events.json's written by hand)."""
+    return EXAMPLES / f"{kind}.json"
+
+
+def example(kind: str) -> object:
+    return json.loads(example_file(kind).read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    return generated_section.main(DOC, lambda _page: render(), "ybbench.core.schema_docs", argv)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,17 @@ ITERATIONS = ("k6's own iterations by the op they are tagged with. One iteration
 
 TPMC = ("New-Orders that committed, per minute: k6's New-Order iterations less those that failed and those "
         "rolled back, x 60. Over a whole run it is summary.json's tpcc.tpmc. Spec mode (TPCC_MODE=spec): at most "
-        "12.86 x warehouses, and efficiency is tpmC over that; throughput mode has no think time: not bounded.")
+        "12.86 x warehouses, and efficiency is tpmC over that; throughput mode has no think time: not bounded. "
+        "NOPM, the database's count (D_NEXT_O_ID's advance, summary.json's tpcc.nopm, as HammerDB reports it), "
+        "is read once after the run, so it has no live series here.")
+
+# The statements style's (TPCC_STYLE=statements) TPC-C series: per transaction, as yugabyte/tpcc reports them.
+TPCC_OPS = 'op=~"new_order|payment|order_status|delivery|stock_level"'
+RETRIED = ("Transactions a second by the retries each needed before it ended (1, 2, ... 10, 11+; 0 left out), "
+           "TPCC_STYLE=statements only: a serialization failure (40001) or deadlock (40P01) runs the whole "
+           "transaction again. summary.json's tpcc.attempts.<op>.retry_histogram is the same over the whole run.")
+ATTEMPT = ("p99 of each transaction's final attempt alone (yugabyte/tpcc's \"operation\"; the op latency panels: "
+           "with its retries) and of its failed attempts, TPCC_STYLE=statements only.")
 
 
 def tpmc(selector: str, rng: str = RATE) -> str:
@@ -83,6 +93,20 @@ def build() -> gd.Dashboard:
             (f"sum by (testid, op) (rate(k6_ybbench_rollbacks_total{k}[{RATE}]))", "{{testid}} {{op}}"),
         ], width=12, description="Transactions rolled back as the specification asks: 1% of New-Orders "
                                  "(an unused item, SQLSTATE TPC01). Not errors; not in tpmC."))
+        .with_panel(timeseries("TPC-C retries per transaction, by transaction", "short", [
+            (f"sum by (testid, op) (rate(k6_ybbench_retries_total{{{K6}, {TPCC_OPS}}}[{RATE}])) / "
+             f"sum by (testid, op) (rate(k6_iterations_total{{{K6}, {TPCC_OPS}}}[{RATE}]))", "{{testid}} {{op}}"),
+        ], width=8, description="Retries (40001, 40P01: the transaction run again from its start) over the "
+                                "transactions that ended, per transaction; no line while none was retried."))
+        .with_panel(timeseries("TPC-C retried transactions/s by retries", "ops", [
+            (f'sum by (testid, op, retries) (rate(k6_ybbench_tpcc_retried_total{{{K6}, retries!="0"}}[{RATE}]))',
+             "{{testid}} {{op}} {{retries}}"),
+        ], width=8, description=RETRIED))
+        .with_panel(timeseries("TPC-C final and failed attempt p99 by transaction", "s", [
+            (f"histogram_quantile(0.99, sum by (testid, op) (rate(k6_ybbench_tpcc_{m}_seconds{k}[{RATE}])))",
+             f"{{{{testid}}}} {{{{op}}}} {name}")
+            for m, name in (("attempt", "final attempt"), ("failed_attempt", "failed attempt"))
+        ], width=8, description=ATTEMPT))
         .with_row(gd.Row("Errors"))
         .with_panel(k6_panels.errors_by_class())
         .with_panel(timeseries("k6 errors/s by SQLSTATE", "ops", [

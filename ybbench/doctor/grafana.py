@@ -1,6 +1,7 @@
 """Grafana, when given: its health, the admin login (the password read
-from its file), every provisioned datasource's health, and every ybbench
-dashboard at its pinned uid. Nothing is written to Grafana."""
+from its file), every provisioned datasource's plugin loaded and its
+health, and every ybbench dashboard at its pinned uid. Nothing is written
+to Grafana."""
 
 from __future__ import annotations
 
@@ -16,12 +17,37 @@ DATASOURCES = REPO / "grafana" / "provisioning" / "datasources" / "datasources.y
 DASHBOARDS = REPO / "grafana" / "dashboards"
 
 
+def provisioned() -> list[dict]:
+    return yaml.safe_load(DATASOURCES.read_text())["datasources"]
+
+
 def pinned_datasources() -> dict[str, str]:
-    return {d["uid"]: d["name"] for d in yaml.safe_load(DATASOURCES.read_text())["datasources"]}
+    return {d["uid"]: d["name"] for d in provisioned()}
 
 
 def pinned_dashboards() -> dict[str, str]:
     return {b["uid"]: b["title"] for b in (json.loads(p.read_text()) for p in sorted(DASHBOARDS.glob("*.json")))}
+
+
+def plugins(url: str, auth: tuple[str, str]) -> list[Check]:
+    """Each provisioned datasource's plugin loaded in this Grafana (its plugins API): the image carries
+    them (core, or in data/plugins-bundled); the stack lets Grafana download none (GF_PLUGINS_PREINSTALL_*)."""
+    out = []
+    for pid in sorted({d["type"] for d in provisioned()}):
+        name, expected = f"grafana plugin {pid}", "loaded (Grafana's plugins API)"
+        try:
+            got = get_json(url, f"/api/plugins/{pid}/settings", auth=auth)
+        except Unreachable as e:
+            out.append(fail(name, expected, str(e), "this Grafana has no such plugin and downloads none "
+                            "(GF_PLUGINS_PREINSTALL_DISABLED): use the pinned image (compose/.env GRAFANA_IMAGE), "
+                            "which carries it") if "HTTP 404" in str(e) else
+                       fail(name, expected, str(e), "see Grafana's log"))
+            continue
+        if got.get("enabled") is False:
+            out.append(fail(name, expected, "installed but disabled", "enable it in Grafana's plugin settings"))
+        else:
+            out.append(ok(name, expected, f"{got.get('name', pid)} {(got.get('info') or {}).get('version', '?')}"))
+    return out
 
 
 def checks(s: Settings) -> list[Check]:
@@ -56,6 +82,7 @@ def checks(s: Settings) -> list[Check]:
         sources = {d.get("uid"): d for d in get_json(url, "/api/datasources", auth=auth)}
     except Unreachable as e:
         return out + [fail("grafana datasources", "the provisioned datasources listed", str(e), "see Grafana's log")]
+    out += plugins(url, auth)
     for uid, ds_name in pinned_datasources().items():
         name = f"grafana datasource {uid}"
         expected = f"{ds_name} provisioned and healthy"

@@ -7,10 +7,10 @@ to Loki."""
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 
+from ybbench.core import visibility
 from ybbench.doctor.check import Check, Unreachable, fail, get_json, ok, skipped
 from ybbench.doctor.settings import Settings
 from ybbench.doctor.ysql import Node, connect
@@ -63,10 +63,10 @@ def levels(loki: str) -> list[Check]:
 def ysql_error(s: Settings, loki: str, nodes: list[Node]) -> Check:
     name = "loki ysql error line"
     expected = f"a failing statement's ERROR line in Loki with level=error within {s.loki_deadline_s:g} s"
-    if os.environ.get("YBBENCH_CLUSTER_LOGS") == "elsewhere":
-        return skipped(name, "YBBENCH_CLUSTER_LOGS=elsewhere: the cluster's YSQL log is not shipped to this Loki "
-                             "(compose's external mode; set it to `loki` if your cluster's shipper pushes here)",
-                       expected)
+    hidden = visibility.hidden().get("logs")
+    if hidden:
+        return skipped(name, hidden + " (compose's external mode; set it to `loki` if your cluster's shipper pushes "
+                       "here)", expected)
     node = next((n for n in nodes if n.kind), None)
     if node is None:
         return skipped(name, "no YSQL node answered", expected)

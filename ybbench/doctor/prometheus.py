@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import yaml
 
 from ybbench.core.catalog import REPO
+from ybbench.core import visibility
+from ybbench.doctor import scrape_errors
 from ybbench.doctor.check import NOT_YB, WARN, Check, Unreachable, fail, get_json, ok, skipped
 
 CONFIG = REPO / "prometheus" / "prometheus.yml"
@@ -66,6 +68,7 @@ def targets(prom: Prom, yugabytedb: bool) -> list[Check]:
     """One check per job of prometheus/prometheus.yml (YugabyteDB per export type)."""
     active = prom.api("targets", state="active")["activeTargets"]
     groups = _groups(active)
+    hidden = visibility.hidden()
     # Prometheus scraping some of YugabyteDB's servers: it should scrape each kind.
     yugabytedb = yugabytedb or any(k.startswith("yugabytedb") for k in groups)
     wanted = []
@@ -76,8 +79,11 @@ def targets(prom: Prom, yugabytedb: bool) -> list[Check]:
         name = f"prometheus targets {key}"
         found = groups.get(key, [])
         expected = "every target up"
+        kind = "yugabytedb" if key.startswith("yugabytedb") else key
         if not found:
-            if key.startswith("yugabytedb") and not yugabytedb:
+            if kind in hidden:
+                out.append(skipped(name, hidden[kind], expected))
+            elif key.startswith("yugabytedb") and not yugabytedb:
                 out.append(skipped(name, f"{NOT_YB}, and Prometheus scrapes no {key} target", expected))
             elif key == "postgres":
                 out.append(skipped(name, "no postgres target: the PostgreSQL baseline (compose profile pg) "
@@ -87,11 +93,16 @@ def targets(prom: Prom, yugabytedb: bool) -> list[Check]:
                                 "write the target files with `ybbench targets` (docs/scale-out.md) and point "
                                 "Prometheus at them"))
             continue
-        down = [f"{t['labels'].get('instance', t['scrapeUrl'])} ({t['health']}: {t.get('lastError') or 'not scraped yet'})"
-                for t in found if t["health"] != "up"]
+        down, todos = [], []
+        for t in (t for t in found if t["health"] != "up"):
+            why = scrape_errors.explain(t)
+            down.append(f"{t['labels'].get('instance', t['scrapeUrl'])} "
+                        f"({t['health']}: {why[0] if why else t.get('lastError') or 'not scraped yet'})")
+            if why and why[1] not in todos:
+                todos.append(why[1])
         if down:
             out.append(fail(name, expected, f"{len(found) - len(down)} of {len(found)} up; down: {'; '.join(down)}",
-                            TARGETS_TODO))
+                            "; ".join(todos) or TARGETS_TODO))
         else:
             out.append(ok(name, expected, f"{len(found)} of {len(found)} up: "
                           + ", ".join(t["labels"].get("instance", "?") for t in found)))

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from ybbench.core.catalog import REPO
+from ybbench.core import visibility
 from ybbench.doctor.check import NOT_YB, Check, Unreachable, fail, ok, skipped
 from ybbench.doctor.prometheus import Prom
 
@@ -29,13 +30,17 @@ _QUERY_RESULT = re.compile(r"^\s*query_result\((.*)\)\s*$", re.S)
 # k6's come only with runs: over this longer one.
 RECENT_S = 600
 K6_WINDOW_S = 30 * 86400
-# k6 counters that exist only once what they count happens (k6-scripts/lib/metrics.js,
-# k6's dropped_iterations): absent on a clean run, so not seen yet is no fault.
+# k6 series that exist only once what they count happens (k6-scripts/lib/metrics.js,
+# k6's dropped_iterations): absent on a clean run, so not seen yet is no fault. tpcc's
+# attempts exist only after a run in the statements style, their failures and retries
+# only once one is retried.
 K6_EVENTS = {"k6_ybbench_errors_total", "k6_ybbench_retries_total", "k6_ybbench_keys_missing_total",
-             "k6_ybbench_rollbacks_total", "k6_dropped_iterations_total"}
-# A k6 series of one op (the tpmC panel's op="new_order") exists once a
-# workload with that op has run: tpcc's only after a tpcc run.
-_ONE_OP = re.compile(r'(^|[{,] ?)op="')
+             "k6_ybbench_rollbacks_total", "k6_dropped_iterations_total", "k6_ybbench_tpcc_attempt_seconds",
+             "k6_ybbench_tpcc_failed_attempt_seconds", "k6_ybbench_tpcc_retried_total"}
+# A k6 series of some ops (the tpmC panel's op="new_order", TPC-C's five by
+# op=~"new_order|payment|...") exists once a workload with those ops has run:
+# tpcc's only after a tpcc run.
+_ONE_OP = re.compile(r'(^|[{,] ?)op=~?"\w')  # op="x" or op=~"x|y", not op=~".+"
 
 
 def not_yet(metric: str, sel: str) -> bool:
@@ -193,6 +198,7 @@ def checks(prom: Prom | None, yugabytedb: bool, report_exprs: list[str]) -> list
         skip = {}
         if not yugabytedb:
             skip["yugabytedb"] = NOT_YB
+        skip.update({k: v for k, v in visibility.hidden().items() if k in ("yugabytedb", "node")})
         if not prom.api("series", **{"match[]": '{job="postgres"}', "start": f"{lookup.now - RECENT_S:.0f}",
                                      "limit": "1"}):
             skip["postgres"] = "no postgres target scraped (compose profile pg)"

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from ybbench.core.catalog import REPO
+from ybbench.core import visibility
 from ybbench.doctor.check import WARN, Check, Unreachable, fail, ok, skipped
 from ybbench.doctor.prometheus import Prom
 
@@ -50,6 +51,9 @@ def checks(prom: Prom | None, env_file: Path = ENV) -> list[Check]:
     if prom is None:
         return [skipped("room disk", "Prometheus not reachable or not given"),
                 skipped("room memory", "Prometheus not reachable or not given")]
+    hidden = visibility.hidden().get("node")
+    if hidden:
+        return [skipped("room disk", hidden), skipped("room memory", hidden)]
     try:
         disks = prom.query(f"min by (instance, device, mountpoint) (node_filesystem_avail_bytes{{{FS}}})")
         memory = prom.query("min by (instance) (node_memory_MemAvailable_bytes)")

@@ -12,7 +12,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ybbench.core import root_cert
+from ybbench.core import tls_files, visibility
 from ybbench.core.catalog import REPO, parse_settings
 from ybbench.core.errors import UserError
 from ybbench.core.history_store import location
@@ -35,7 +35,8 @@ class Settings:
     user: str = "yugabyte"
     database: str = "yugabyte"
     sslmode: str = "disable"
-    sslrootcert: str = ""  # DB_SSLROOTCERT, absolute; "" for none (core/root_cert.py)
+    # DB_SSLROOTCERT, DB_SSLCERT, DB_SSLKEY as libpq names them, absolute (core/tls_files.py)
+    tls: dict[str, str] = field(default_factory=dict)
     connect_timeout_s: int = 10
     prometheus: str | None = None
     loki: str | None = None
@@ -77,7 +78,8 @@ def from_args(settings: list[str], prometheus: str | None, loki: str | None, gra
                  prometheus=prometheus, loki=loki, grafana=grafana, grafana_user=grafana_user)
     for attr, knob in (("user", "DB_USER"), ("database", "DB_NAME"), ("sslmode", "DB_SSLMODE")):
         setattr(s, attr, knobs.get(knob, os.environ.get(knob, getattr(s, attr))))
-    s.sslrootcert = root_cert.check(root_cert.from_environment(knobs), s.sslmode)
+    s.tls = tls_files.check(tls_files.from_environment(knobs), s.sslmode)
+    visibility.hidden()  # a bad setting is bad input, before any check
     timeout = knobs.get("DB_CONNECT_TIMEOUT", os.environ.get("DB_CONNECT_TIMEOUT", "10"))
     if not timeout.isdigit():
         raise UserError(f"DB_CONNECT_TIMEOUT {timeout!r}: expected whole seconds")

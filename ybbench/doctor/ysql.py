@@ -4,19 +4,21 @@ round trip; on YugabyteDB, whether YSQL_NODES covers every tablet server."""
 
 from __future__ import annotations
 
+import socket
 import statistics
 import time
 import uuid
 from dataclasses import dataclass
 
-from ybbench.core import root_cert
+from ybbench.core import tls_files
 from ybbench.doctor.check import NOT_YB, Check, fail, ok, skipped
 from ybbench.doctor.settings import Settings
 
 CREDENTIALS = ("check YSQL_NODES (--set YSQL_NODES=host:port,...), DB_USER and DB_NAME, and the password "
                "(PGPASSWORD or PGPASSFILE, as for psql)")
 TLS = ("check that DB_SSLROOTCERT is the root CA that signed the server's certificate (a managed cluster's "
-       "download), and with DB_SSLMODE=verify-full that YSQL_NODES names each node by a name its certificate holds")
+       "download), with DB_SSLMODE=verify-full that YSQL_NODES names each node by a name its certificate holds, "
+       "and that DB_SSLCERT's CN is DB_USER where the cluster asks for a client certificate")
 ROUND_TRIPS = 5
 
 
@@ -33,7 +35,7 @@ def connect(s: Settings, host: str, port: int):
     import psycopg  # loads libpq: only when a check runs
 
     return psycopg.connect(host=host, port=port, user=s.user, dbname=s.database, sslmode=s.sslmode,
-                           **root_cert.psycopg_args(s.sslrootcert), connect_timeout=s.connect_timeout_s,
+                           **tls_files.psycopg_args(s.tls), connect_timeout=s.connect_timeout_s,
                            application_name="ybbench doctor", autocommit=True,
                            client_encoding="utf8")  # text, not bytes, from a SQL_ASCII database too
 
@@ -71,7 +73,7 @@ def check_node(s: Settings, host: str, port: int) -> tuple[list[Check], Node]:
     try:
         conn = connect(s, host, port)
     except Exception as e:  # noqa: BLE001 - psycopg's errors and the OS's: each is a failing check
-        found = root_cert.explain(_first_line(e), s.sslrootcert, s.sslmode)
+        found = tls_files.explain(_first_line(e), s.tls, s.sslmode, s.user)
         return [fail(f"{prefix} connect", f"a session as {s.user!r} on database {s.database!r}", found,
                      TLS if found != _first_line(e) else CREDENTIALS)], node
     out = [ok(f"{prefix} connect", f"a session as {s.user!r} on database {s.database!r}", "connected")]
@@ -97,6 +99,16 @@ def check_node(s: Settings, host: str, port: int) -> tuple[list[Check], Node]:
     return out, node
 
 
+def resolved(address: str) -> set[str]:
+    """host:port as the addresses it resolves to (the name itself too, when it resolves to none)."""
+    host, _, port = address.rpartition(":")
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM)
+    except (OSError, ValueError):
+        return {address}
+    return {address} | {f"{info[4][0]}:{port}" for info in infos}
+
+
 def coverage(s: Settings, nodes: list[Node]) -> Check:
     """On YugabyteDB: the load reaches every tablet server only if YSQL_NODES names them all."""
     name = "ysql nodes cover the cluster"
@@ -109,8 +121,10 @@ def coverage(s: Settings, nodes: list[Node]) -> Check:
     servers = next((n.servers for n in yb if n.servers is not None), None)
     if servers is None:
         return fail(name, expected, "SELECT host, port FROM yb_servers() failed on every node", CREDENTIALS)
-    given = {n.address for n in nodes}
-    left = [a for a in servers if a not in given]
+    # By address, not by name: YSQL_NODES may name the nodes by DNS (as verify-full needs), yb_servers()
+    # as --server_broadcast_addresses gives them (often IP addresses).
+    given = set().union(*(resolved(n.address) for n in nodes))
+    left = [a for a in servers if not resolved(a) & given]
     if left:
         return Check(name, "warn", expected, f"YSQL_NODES leaves out {', '.join(left)} of {len(servers)} tservers",
                      f"--set YSQL_NODES={','.join(servers)} to spread the load over every tablet server")

@@ -62,5 +62,46 @@ def section_html(summary: dict) -> str:
                  ("mean start after a terminal's due time, ms", num(t["terminal_wait_ms"], 2))]
     rows += [("New-Orders committed / rolled back / failed", f"{no['committed']} / {no['rolled_back']} / {no['failed']}"),
              ("rolled back by transaction", ", ".join(f"{k} {v}" for k, v in t["rollbacks"].items()))]
+    rows += _nopm_rows(t.get("nopm"), num)
     body = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows)
-    return f"<h3>TPC-C (summary.json)</h3><table>{body}</table>"
+    return f"<h3>TPC-C (summary.json)</h3><table>{body}</table>" + _by_transaction(summary)
+
+
+def _nopm_rows(n: dict | None, num) -> list[tuple[str, str]]:
+    """NOPM, the database's New-Orders a minute (run/tpcc_nopm.py), and whether it agrees with tpmC."""
+    if n is None:
+        return [("NOPM (database: D_NEXT_O_ID)", "not in this summary (a run before it)")]
+    if n["nopm"] is None:
+        return [("NOPM (database: D_NEXT_O_ID)", n.get("error", "-"))]
+    said = "agrees with tpmC" if n["agrees"] else f"DISAGREES with tpmC: {n['disagreement']}"
+    return [("NOPM (database: D_NEXT_O_ID)", f"{num(n['nopm'])} ({n['new_orders']} New-Orders; {said})")]
+
+
+def _by_transaction(summary: dict) -> str:
+    """Per transaction: latency with its retries (ops.<op>.latency_ms) and, in the statements style,
+    the final attempt's alone, the failed attempts' and the transactions by their retries."""
+    t, e = summary["tpcc"], html.escape
+    attempts = t.get("attempts") or {}
+    ms = (lambda lat, k: "-" if not lat or lat.get(k) is None else f"{lat[k]:.3f}")  # noqa: E731
+    head = ["transaction", "count", "retries", "with retries avg ms", "p99 ms"]
+    if attempts:
+        head += ["final attempt avg ms", "p99 ms", "failed attempts", "their avg ms", "p99 ms", "transactions by retries"]
+    rows = []
+    for op, o in summary["ops"].items():
+        if op == "idle":
+            continue
+        cells = [op, str(o["count"]), str(o["retries"]), ms(o["latency_ms"], "avg"), ms(o["latency_ms"], "p99")]
+        a = attempts.get(op)
+        if attempts and a:
+            f = a.get("failed_attempts") or {}
+            hist = a.get("retry_histogram") or {}
+            cells += [ms(a["latency_ms"], "avg"), ms(a["latency_ms"], "p99"), str(f.get("count", "-")),
+                      ms(f.get("latency_ms"), "avg"), ms(f.get("latency_ms"), "p99"),
+                      ", ".join(f"{k}: {n}" for k, n in hist.items() if n) or "-"]
+        elif attempts:
+            cells += ["-"] * 6
+        rows.append(cells)
+    th = "".join(f"<th>{e(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return (f"<h4>By transaction (with retries: ops.&lt;op&gt;.latency_ms; statements style: tpcc.attempts)</h4>"
+            f"<table><tr>{th}</tr>{body}</table>")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
-from ybbench.core import root_cert
+from ybbench.run import run_db
 
 SAMPLE_S = 1.0
 MAX_NODES = 8  # one connection a node: a 100-node cluster is sampled on its first 8
@@ -34,21 +34,12 @@ class Sampler:
     def _connect(self) -> None:
         import psycopg
 
-        env, ca = self.env, self.env.get("DB_SSLROOTCERT") or None
         for node in self.nodes:
-            host, _, port = node.rpartition(":")
             try:
-                conn = psycopg.connect(host=host, port=int(port), user=env.get("DB_USER", "yugabyte"),
-                                       dbname=env.get("DB_NAME", "yugabyte"), sslmode=env.get("DB_SSLMODE", "disable"),
-                                       **root_cert.psycopg_args(ca), connect_timeout=10, autocommit=True,
-                                       application_name="ybbench sessions")
+                conn = run_db.connect(self.env, node, "ybbench sessions", untracked=True)
             except (psycopg.Error, ValueError) as e:
                 self.not_visible = f"pg_stat_activity on {node} not read: {str(e).strip().splitlines()[0][:200]}"
                 return
-            try:  # keep our own query out of the server's pg_stat_statements (a superuser's setting)
-                conn.execute("SET pg_stat_statements.track = 'none'")
-            except psycopg.Error:
-                pass
             self._conns.append(conn)
 
     def _loop(self) -> None:

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ybbench.core import root_cert
+from ybbench.core import tls_files
 from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 from ybbench.core.services import check_ready
@@ -52,12 +52,12 @@ K6_RAN = (0, 99)
 
 def k6_env(knobs: dict[str, str]) -> dict[str, str]:
     """The environment k6 runs in: ours, the knobs, Go's GC setting, no
-    usage report. A DB_SSLROOTCERT that is no readable CA file is refused
-    here, before k6 starts; a good one is made absolute (core/root_cert.py)."""
+    usage report. A TLS file (DB_SSLROOTCERT, DB_SSLCERT, DB_SSLKEY) that is not what it says is refused
+    here, before k6 starts; a good one is made absolute (core/tls_files.py)."""
     env = dict(os.environ, **knobs)
     for k, v in {**K6_GO_ENV, **K6_QUIET_ENV}.items():
         env.setdefault(k, v)
-    root_cert.check_env(env)
+    tls_files.check_env(env)
     return env
 
 

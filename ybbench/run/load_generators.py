@@ -30,7 +30,7 @@ from ybbench.core.catalog import KNOBS, SCRIPTS, SECRET_NAMES
 from ybbench.core.errors import UserError
 from ybbench.core.files import staged_dir
 from ybbench.core.progress import parse_k6_progress
-from ybbench.run import summary_merge, usage
+from ybbench.run import summary_merge, tpcc_nopm, usage
 from ybbench.run import thresholds as check_thresholds
 from ybbench.run.k6_process import K6_DASHBOARD_ENV, K6_GO_ENV, K6_RAN, K6_REPORT, RunResult, k6_error
 
@@ -178,6 +178,7 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
             formats.check_file(g.folder / run_folder.SUMMARY, "summary")
             parts.append(run_folder.read_json(g.folder / run_folder.SUMMARY, f"generator {g.name} (segment {g.segment})"))
         merged = summary_merge.merge(parts, names)
+        nopm = tpcc_nopm.add(merged, env) if workload == "tpcc" else None  # once, after every generator
         for entry, g in zip(merged["generators"], gens):
             entry.update(segment=g.segment, k6_exit_code=g.code)
         if prometheus:
@@ -202,7 +203,7 @@ def run(workload: str, testid: str, final: Path, base_cmd: list[str], env: dict[
             **(extra or {}),
         })
         if not quiet:
-            sys.stdout.write(summary_merge.text(merged))
+            sys.stdout.write(summary_merge.text(merged) + (nopm or ""))
     return RunResult(testid, final, judged)
 
 

@@ -1,7 +1,8 @@
 """One summary.json from the generators' own (k6-scripts/lib/summary.js).
 
 What adds up is added: counts, errors (and by SQLSTATE class), retries,
-rows written, keys missing, dropped iterations. ops/s is the total count
+rows written, keys missing, dropped iterations, tpcc's New-Orders (those after a warm-up
+too), failed attempts and retry histograms. ops/s is the total count
 over one window, the longest generator's k6 run duration (the generators
 start together), never a sum of rates over different windows. Max latency
 is the largest max. Percentiles and the mean are not mergeable from
@@ -97,7 +98,12 @@ def _tpcc(parts: list[dict], duration: float) -> dict:
     first = parts[0]["tpcc"]
     tpmc = new_orders["committed"] / (duration / 60) if duration else None
     merged = {**first, "new_orders": new_orders, "rollbacks": rollbacks, "tpmc": tpmc}
-    if first["mode"] == "spec":
+    spec = first["mode"] == "spec"
+    if "measured" in first:
+        merged["measured"] = _measured([p["tpcc"]["measured"] for p in parts], spec and first["warehouses"])
+    if "attempts" in first:
+        merged["attempts"] = _attempts([p["tpcc"]["attempts"] for p in parts])
+    if spec:
         # Efficiency from the merged tpmC; the wait as a mean over every generator's transactions.
         merged["efficiency"] = tpmc / (MAX_TPMC_PER_WAREHOUSE * first["warehouses"]) if tpmc is not None else None
         counts = [sum(o["count"] for o in p["ops"].values()) for p in parts]
@@ -105,6 +111,34 @@ def _tpcc(parts: list[dict], duration: float) -> dict:
         merged["terminal_wait_ms"] = (sum(n * w for n, w in zip(counts, waited) if n) / sum(counts)
                                       if sum(counts) else None)
     return merged
+
+
+def _measured(parts: list[dict], spec_warehouses: int | bool) -> dict:
+    """After the warm-up: New-Orders summed over the longest generator's seconds after it."""
+    committed, seconds = sum(m["new_orders_committed"] for m in parts), max(m["seconds"] for m in parts)
+    tpmc = committed / (seconds / 60) if seconds else None
+    return {**parts[0], "seconds": seconds, "new_orders_committed": committed, "tpmc": tpmc,
+            "efficiency": tpmc / (MAX_TPMC_PER_WAREHOUSE * spec_warehouses)
+            if spec_warehouses and tpmc is not None else None}
+
+
+def _attempts(parts: list[dict]) -> dict:
+    """The statements style's attempts: retries, failed attempts and the retry histogram summed; their
+    latencies are not mergeable from per-process numbers (null, as the ops' are without Prometheus)."""
+    out = {}
+    for op in parts[0]:
+        got = [p[op] for p in parts]
+        failed = [g.get("failed_attempts", {}).get("count", 0) for g in got]
+        histogram: dict[str, int] = {}
+        for g in got:
+            for bucket, n in g.get("retry_histogram", {}).items():
+                histogram[bucket] = histogram.get(bucket, 0) + n
+        out[op] = {"latency_ms": None, "retries": sum(g["retries"] for g in got),
+                   "failed_attempts_ms": sum(g["failed_attempts_ms"] for g in got),
+                   **({"failed_attempts": {"count": sum(failed), "latency_ms": None}}
+                      if "failed_attempts" in got[0] else {}),
+                   **({"retry_histogram": histogram} if "retry_histogram" in got[0] else {})}
+    return out
 
 
 def fill_latency(merged: dict, per_op: dict[str, dict | None]) -> None:

@@ -2,7 +2,9 @@
 
 prometheus/prometheus.yml reads targets/{prometheus,yugabytedb,node,postgres}.json
 next to itself. Compose mounts prometheus/targets/compose there; for an
-external cluster or the native test stack, these files are rendered here.
+external cluster or the native test stack, these files are rendered here;
+a kind whose endpoints need HTTPS, a CA or credentials goes to a scrape
+config instead (run/scrape_access.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 from ybbench.core.errors import UserError
 from ybbench.core.files import write_json
+from ybbench.run.scrape_access import Access, write as write_scrape
 
 # YugabyteDB's default ports and the export_type its docs and dashboard use.
 YB_EXPORTS = {
@@ -52,9 +55,26 @@ class Cluster:
     node_exporters: list[str] = field(default_factory=list)
     postgres_exporters: list[str] = field(default_factory=list)
     prometheus: list[str] = field(default_factory=list)
+    # "yb" (every YugabyteDB web port), "node": how Prometheus reaches them; plain HTTP when absent.
+    access: dict[str, Access] = field(default_factory=dict)
+
+    def _secured(self, kind: str) -> bool:
+        return kind in self.access and not self.access[kind].plain()
 
     def files(self) -> dict[str, list[dict]]:
-        """The content of each target file."""
+        """The content of each target file; a secured kind's are empty (its scrape config holds them)."""
+        plain = self._groups()
+        for kind, name in (("yb", "yugabytedb.json"), ("node", "node.json")):
+            if self._secured(kind):
+                plain[name] = []
+        return plain
+
+    def secured(self) -> list[tuple[Access, list[dict]]]:
+        groups = self._groups()
+        return [(self.access[k], groups[name]) for k, name in (("yb", "yugabytedb.json"), ("node", "node.json"))
+                if self._secured(k) and groups[name]]
+
+    def _groups(self) -> dict[str, list[dict]]:
         yb_groups = []
         for kind, (export_type, _) in YB_EXPORTS.items():
             if self.yb.get(kind):
@@ -73,8 +93,10 @@ class Cluster:
         }
 
     def write(self, out: Path) -> list[Path]:
+        for access in self.access.values():
+            access.check()
         written = []
         for name, groups in self.files().items():
             write_json(out / name, groups)
             written.append(out / name)
-        return written
+        return written + write_scrape(out, self.secured())

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ybbench.core import root_cert, run_folder
+from ybbench.core import run_folder, tls_files
 from ybbench.core.errors import UserError
 
 UNACKED = re.compile(r"ybbench-unacked first=(\d+) rows=(\d+)")
@@ -75,14 +75,14 @@ def connect(written: dict, node: str | None):
     import psycopg
 
     host, _, port = (node or written["nodes"][0]).rpartition(":")
-    sslmode, ca = written.get("sslmode", "disable"), written.get("sslrootcert")  # the run's DB_SSLROOTCERT
+    sslmode, tls = written.get("sslmode", "disable"), tls_files.from_written(written)  # the run's TLS files
     try:
         return psycopg.connect(host=host, port=int(port), user=written["user"], dbname=written["database"],
-                               sslmode=sslmode, **root_cert.psycopg_args(ca), connect_timeout=10,
+                               sslmode=sslmode, **tls_files.psycopg_args(tls), connect_timeout=10,
                                application_name="ybbench verify",
                                client_encoding="utf8")  # text, not bytes, from a SQL_ASCII database too
     except psycopg.Error as e:
-        said = root_cert.explain(str(e).strip().splitlines()[0], ca, sslmode)
+        said = tls_files.explain(str(e).strip().splitlines()[0], tls, sslmode, written["user"])
         raise UserError(f"cannot read the table back: database {written['database']!r} at {host}:{port} as "
                         f"{written['user']!r}: {said}") from None
 

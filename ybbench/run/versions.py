@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 import subprocess
 
-from ybbench.core import root_cert
 from ybbench.core.errors import UserError
-from ybbench.run import k6_process
+from ybbench.run import k6_process, run_db
 
 # The first word is the binary's own name ("k6-v2 v2.2.0 (go1.26.8, ...)"): any name a user gave it.
 K6_LINE = re.compile(r"^\S+ (v\d+\.\d+\.\d+\S*) \(")
@@ -41,13 +40,9 @@ def server_version(env: dict[str, str]) -> dict[str, str]:
     node = (env.get("YSQL_NODES") or "127.0.0.1:5433").split(",")[0].strip()  # the scripts' default
     if not node:
         return {}
-    host, _, port = node.rpartition(":")
     try:
-        with psycopg.connect(host=host or node, port=int(port or 5433), user=env.get("DB_USER", "yugabyte"),
-                             dbname=env.get("DB_NAME", "yugabyte"), sslmode=env.get("DB_SSLMODE", "disable"),
-                             **root_cert.psycopg_args(env.get(root_cert.KNOB)), connect_timeout=5,
-                             application_name="ybbench versions",
-                             client_encoding="utf8") as conn:  # psycopg reads SQL_ASCII text as bytes
+        # utf8: psycopg reads SQL_ASCII text as bytes
+        with run_db.connect(env, node, "ybbench versions", timeout=5, client_encoding="utf8") as conn:
             return {"server": conn.execute("SELECT version()").fetchone()[0]}
     except (psycopg.Error, ValueError):
         return {}

@@ -12,6 +12,7 @@ package ybbench
 import (
 	mrand "math/rand/v2"
 	"strconv"
+	"time"
 
 	"github.com/grafana/sobek"
 )
@@ -47,11 +48,22 @@ func (*root) NewModuleInstance(v vu) instance {
 		"iterationInTest": m.iterationInTest,
 		"pgconnSession":   m.pgconnSession,
 		"innerLoop":       m.innerLoop,
+		"clockMs":         m.clockMs,
 	}
 	return m
 }
 
 func (m *module) Exports() exports { return m.exports }
+
+// The process's monotonic clock, for clockMs.
+var clockStart = time.Now()
+
+// clockMs(): ms on a monotonic clock with ns resolution (JavaScript's
+// Date.now() counts whole ms): tpcc's statements style times each attempt
+// of a transaction apart from its retries with it.
+func (m *module) clockMs(sobek.FunctionCall) sobek.Value {
+	return m.rt.ToValue(float64(time.Since(clockStart).Nanoseconds()) / 1e6)
+}
 
 func (m *module) keynum(v sobek.Value) uint64 {
 	n := v.ToFloat()

@@ -23,7 +23,7 @@ import urllib.error
 from dataclasses import dataclass
 from pathlib import Path
 
-from ybbench.core import latency, run_folder
+from ybbench.core import latency, per_second, run_folder
 from ybbench.core.catalog import TESTID
 from ybbench.core.errors import UserError
 from ybbench.experiments.reproduce.file import MEASURES, Experiment, Figure, Phase
@@ -134,9 +134,13 @@ def _norm_key(fig: Figure, obs: dict, pub: dict) -> str:
 
 
 def observe(fig: Figure, testid: str, summary: dict, window: tuple[float, float],
-            prometheus: str | None) -> tuple[float | None, str, str, str]:
+            prometheus: str | None, warmup_s: float = 0,
+            folder: Path | None = None) -> tuple[float | None, str, str, str]:
     """(value, its scope, its source, why not observed): a run's summary
-    counts the whole cluster; a query answers at the figure's scope."""
+    counts the whole cluster; a query answers at the figure's scope.
+    warmup_s: the run's first seconds, left out: tpmC and efficiency from
+    the summary's tpcc.measured, ops/s and average latency from the run's
+    per-second.json (in `folder`) after them."""
     m = MEASURES[fig.measure]
     if m.source == "none":
         return None, "", "", m.why_not
@@ -145,7 +149,9 @@ def observe(fig: Figure, testid: str, summary: dict, window: tuple[float, float]
         if fig.measure == "rows":
             return float(summary["rows_written"]), "cluster", src + " rows_written", ""
         if fig.measure in ("tpmc", "efficiency_percent"):
-            return _tpcc(fig, summary.get("tpcc"), src)
+            return _tpcc(fig, summary.get("tpcc"), src, warmup_s)
+        if warmup_s and fig.measure in ("ops_per_s", "latency_avg_ms"):
+            return _after_warmup(fig, testid, window, warmup_s, folder)
         ops = summary.get("ops", {})
         if fig.op and fig.op not in ops:
             return None, "", src, f"the run has no op {fig.op!r} (ops: {', '.join(sorted(ops)) or 'none'})"
@@ -179,15 +185,52 @@ def observe(fig: Figure, testid: str, summary: dict, window: tuple[float, float]
     return v, fig.scope, f"Prometheus {prometheus}, at the phase's end over {w}: {promql}", ""
 
 
-def _tpcc(fig: Figure, tpcc: dict | None, src: str) -> tuple[float | None, str, str, str]:
+def _after_warmup(fig: Figure, testid: str, window: tuple[float, float], warmup_s: float,
+                  folder: Path | None) -> tuple[float | None, str, str, str]:
+    """ops/s or the average latency over the whole seconds after the
+    warm-up, from the run's own per-second.json."""
+    doc = per_second.load(folder) if folder else None
+    src = f"results/.../{testid}/{per_second.FILE}"
+    if doc is None:
+        return None, "", src, (f"the run has no {per_second.FILE} (a k6 without our Go module), so its figures "
+                               f"after the {warmup_s:g} s warm-up are not known")
+    cut = math.ceil(window[0] + warmup_s)
+    names = [fig.op] if fig.op else sorted(doc["ops"])
+    rows = [r for op in names for r in doc["ops"].get(op, []) if r[0] >= cut]
+    if fig.measure == "latency_avg_ms":
+        n = sum(r[1] for r in rows)
+        if not n:
+            return None, "", src, f"no {fig.op or 'op'} ended after the {warmup_s:g} s warm-up"
+        return (sum(r[2] for r in rows) / n, "cluster",
+                f"{src}: ops.{fig.op}, the seconds from {cut} (after the {warmup_s:g} s warm-up), sum_ms / count", "")
+    last = max((r[0] for op in names for r in doc["ops"].get(op, [])), default=cut)
+    span = last - cut  # whole seconds from the cut to the last one (partial, left out)
+    if span <= 0:
+        return None, "", src, f"the run ended within a second of its {warmup_s:g} s warm-up"
+    count = sum(r[1] for r in rows if r[0] < last)
+    return (count / span, "cluster",
+            f"{src}: ops.{'+'.join(names)}, seconds {cut} to {last} (after the {warmup_s:g} s warm-up)", "")
+
+
+def _tpcc(fig: Figure, tpcc: dict | None, src: str, warmup_s: float = 0) -> tuple[float | None, str, str, str]:
     if not tpcc:
         return None, "", src, "the run is not a tpcc run (its summary has no tpcc section)"
+    if warmup_s:
+        measured = tpcc.get("measured")
+        if not measured:
+            return None, "", src, (f"the summary has no tpcc.measured: the figures after the {warmup_s:g} s warm-up "
+                                   "are not known (a tpcc.js older than --warmup's)")
+        tpcc, src = {**tpcc, **measured}, f"{src} tpcc.measured (after the {warmup_s:g} s warm-up)"
+        if fig.measure == "tpmc":
+            return (None, "", src, "the run ended with its warm-up") if tpcc["tpmc"] is None else \
+                (float(tpcc["tpmc"]), "cluster", f"{src}: tpmc", "")
     if fig.measure == "tpmc":
         return float(tpcc["tpmc"]), "cluster", f"{src} tpcc.tpmc", ""
     if tpcc.get("efficiency") is None:
         return None, "", src, (f"efficiency is a spec-mode figure; the run was in {tpcc.get('mode')} mode "
                                "(--set TPCC_MODE=spec)")
-    return 100 * float(tpcc["efficiency"]), "cluster", f"{src} tpcc.efficiency x 100", ""
+    field = "efficiency" if warmup_s else "tpcc.efficiency"  # src names tpcc.measured already
+    return 100 * float(tpcc["efficiency"]), "cluster", f"{src}{':' if warmup_s else ''} {field} x 100", ""
 
 
 def wait_for_node_scrape(prometheus: str, end: float, timeout: float = 20.0) -> None:
@@ -276,8 +319,14 @@ def differences(exp: Experiment, local: Local, phases: list[dict], duration: str
                "(ybbench does not identify it; a PostgreSQL stand-in has no replication)")
     out.append(f"clients: published {s.get('clients', 'not named')}; here k6 with {local.client_cores} cores"
                + (", on the same machine as the database" if local.on_this_machine else ""))
+    by_name = {p.name: p for p in exp.phases}
     for ph in phases:
         out.append(f"phase {ph['name']}: {ph['vus_rule']}")
+        pub = by_name[ph["name"]].warmup if ph["name"] in by_name else None
+        if pub is not None or ph.get("warmup_s"):
+            here = (f"its first {ph['warmup_s']:g} s left out of every figure compared" if ph.get("warmup_s")
+                    else "none left out (--warmup 0)")
+            out.append(f"phase {ph['name']}'s warm-up: published {pub.value if pub else 'none'}; here {here}")
         own = ph.get("published_setup") or {}
         if own and ph["rows"] and (own != s or ph.get("warehouses")):
             wh = f", {own['warehouses']} warehouses" if "warehouses" in own else ""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ybbench.core import catalog, inputs
+from ybbench.core.durations import seconds
 from ybbench.core.errors import UserError
 
 TOP_KEYS = {"seed", "name", "source", "setup", "phases", "differences", "notes"}
@@ -24,8 +25,12 @@ SETUP_KEYS = {"database", "nodes", "vcpus_per_node", "instance_type", "cloud", "
               "ram_per_node_gb", "clients", "data", "data_per_node_gb", "block_cache_gb", "warehouses"}
 # A phase's `setup` overrides the file's for that phase's figures: one file
 # can hold a published table's rows, each measured on its own cluster.
+# `warmup`: the published run's warm-up, left out of what is compared;
+# `published`: the knobs of the published command itself (WAREHOUSES, VUS
+# as connections or loader threads), which `reproduce --row R --published`
+# runs instead of the file's scaled knobs.
 PHASE_KEYS = {"name", "workload", "knobs", "concurrency", "duration", "reads", "command", "setup", "figures",
-              "notes"}
+              "notes", "warmup", "published"}
 FIGURE_KEYS = {"name", "measure", "op", "value", "unit", "scope", "qualifier", "where", "quote", "note"}
 SCOPES = {"cluster", "node", "disk"}
 OPS = {"insert", "select", "update", "scan", "new_order", "payment", "order_status", "delivery", "stock_level"}
@@ -35,6 +40,8 @@ OWNED_KNOBS = {"DURATION", "KEY_PREFIX", "MAX_WRITTEN_KEY"}
 # Workloads that read keys a load wrote (KEY_PREFIX, MAX_WRITTEN_KEY), and
 # the load whose keys and table they read.
 READERS = {w: load for w, load in catalog.READS_KEYS_OF.items() if load != "ycsb-load"}  # ycsb's phases set RECORD_COUNT
+# Loads of a fixed set of rows, run until loaded (runs.py): no warm-up.
+UNTIL_LOADED = {"tpcc-load"}
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,8 @@ class Phase:
     figures: list[Figure]
     notes: str = ""
     setup: dict[str, Entry] = field(default_factory=dict)  # overrides the file's setup for this phase
+    warmup: Entry | None = None  # the published warm-up (value: a duration), left out of what is compared
+    published: dict[str, str] = field(default_factory=dict)  # the published command's knobs (--published)
 
 
 @dataclass
@@ -130,7 +139,7 @@ class Experiment:
         out = [(f"setup.{k}", e.quote) for k, e in self.setup.items() if e.quote]
         for i, p in enumerate(self.phases):
             out += [(f"phases[{i}].setup.{k}", e.quote) for k, e in p.setup.items() if e.quote]
-            for k in ("concurrency", "duration", "command"):
+            for k in ("concurrency", "duration", "command", "warmup"):
                 e = getattr(p, k)
                 if e and e.quote:
                     out.append((f"phases[{i}].{k}", e.quote))
@@ -235,10 +244,32 @@ def _phase(where: str, raw: object, earlier: list[Phase]) -> Phase:
         raise UserError(f"{where}.figures: expected a list (empty when the seed publishes none for the phase)")
     figures = [_figure(f"{where}.figures[{i}]", f) for i, f in enumerate(figs)]
     setup = _setup(f"{where}.setup", m["setup"], set()) if m.get("setup") is not None else {}
+    warmup = _entry(f"{where}.warmup", m["warmup"]) if m.get("warmup") is not None else None
+    if warmup is not None:
+        if workload in UNTIL_LOADED:
+            raise UserError(f"{where}.warmup: a {workload} phase runs until loaded; only a run has a warm-up")
+        warmup.value = str(warmup.value)
+        seconds(f"{where}.warmup.value", warmup.value, zero=True)
+    published = _published(f"{where}.published", m.get("published"), workload)
     return Phase(name, workload, knobs, conc,
                  _entry(f"{where}.duration", m["duration"]) if m.get("duration") is not None else None,
                  reads, _entry(f"{where}.command", m["command"]) if m.get("command") is not None else None,
-                 figures, inputs.text(f"{where}.notes", m.get("notes")), setup)
+                 figures, inputs.text(f"{where}.notes", m.get("notes")), setup, warmup, published)
+
+
+def _published(where: str, raw: object, workload: str) -> dict[str, str]:
+    """The published command's own knobs: what `--published` runs. VUS is
+    allowed here (the published connections or loader threads), a read
+    phase's WAREHOUSES is not (it runs on its load's)."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict) and workload in READERS and "WAREHOUSES" in raw:
+        raise UserError(f"{where}.WAREHOUSES: a {workload} phase runs on the warehouses its load phase loaded "
+                        "(give them in the load phase's published knobs)")
+    out = _knobs(where, raw)
+    if "VUS" in out and not re.fullmatch(r"[1-9][0-9]*", out["VUS"]):
+        raise UserError(f"{where}.VUS: {out['VUS']!r}: expected a positive whole number")
+    return out
 
 
 def _setup(where: str, raw: object, required: set[str]) -> dict[str, Entry]:

@@ -7,7 +7,8 @@ what the compose file and the repository's grafana/ folder decide: the env
 volume) and provisioning files that real Grafana would load. It fails at
 start, naming file and problem, on what Grafana rejects (and on a few things
 Grafana only logs but that leave panels broken), then serves /api/health,
-/api/search, /api/datasources and /api/datasources/uid/<uid>/health (which
+/api/search, /api/datasources, /api/plugins/<id>/settings and
+/api/datasources/uid/<uid>/health (which
 queries the datasource's URL, as Grafana's does; PostgreSQL's with psql).
 """
 
@@ -332,6 +333,23 @@ def datasource_health(ds):
     return 200, {"status": "OK", "message": good}
 
 
+# The plugins a Grafana 13 image has without downloading any: its core
+# datasources, the three the stack provisions among them (pkg/tsdb:
+# prometheus, loki, grafana-postgresql-datasource). GET
+# /api/plugins/<id>/settings answers 200 with the plugin's settings, or 404
+# {"message": "Plugin not found, no installed plugin with that id"}
+# (pkg/api/plugins.go GetPluginSettingByID). Read upstream 2026-11.
+PLUGIN_PATH = re.compile(r"^/api/plugins/([^/]+)/settings$")
+CORE_PLUGINS = {"prometheus": "Prometheus", "loki": "Loki", "grafana-postgresql-datasource": "PostgreSQL"}
+
+
+def plugin_settings(pid):
+    if pid not in CORE_PLUGINS:
+        return 404, {"message": "Plugin not found, no installed plugin with that id"}
+    return 200, {"name": CORE_PLUGINS[pid], "type": "datasource", "id": pid, "enabled": True, "pinned": False,
+                 "info": {"version": "standin"}, "signature": "internal", "state": "", "hasUpdate": False}
+
+
 class Api(BaseHTTPRequestHandler):
     server_version = "grafana-standin"
 
@@ -340,10 +358,13 @@ class Api(BaseHTTPRequestHandler):
         state = self.server.state
         if path == "/api/health":
             self.send(200, {"commit": "standin", "database": "ok", "version": "standin"})
-        elif path not in ("/api/search", "/api/datasources") and not HEALTH_PATH.match(path):
+        elif path not in ("/api/search", "/api/datasources") and not HEALTH_PATH.match(path) \
+                and not PLUGIN_PATH.match(path):
             self.send(404, {"message": "Not found"})
         elif not self.authorized():
             self.send(401, {"message": "Unauthorized"})
+        elif PLUGIN_PATH.match(path):
+            self.send(*plugin_settings(PLUGIN_PATH.match(path)[1]))
         elif path == "/api/search":  # like Grafana, no folderTitle for the General folder
             self.send(200, [{k: v for k, v in b.items() if v or k != "folderTitle"} for b in state["boards"]])
         elif path != "/api/datasources":

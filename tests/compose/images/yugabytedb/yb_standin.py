@@ -14,6 +14,11 @@ serves what the compose stack relies on:
     {"STATUS":"OK"} on the leader, 503 and the JSON object its writer
     started, "{", on the others; the leader is elected among the masters
     (elect_leader below), so a killed, frozen or cut-off leader is replaced;
+  - with --webserver_certificate_file (and --webserver_private_key_file,
+    else the key in the same file), every one of those web ports over
+    HTTPS only, as YugabyteDB's webserver (webserver.cc, squeasel's
+    ssl_certificate) and the servers built on it (master, tserver, YCQL's
+    and YSQL's metrics) serve it;
   - YSQL on :5433 from PostgreSQL, role and database `yugabyte`, no
     password (YSQL's default). A real cluster serves one database from every
     tserver; here yb-tserver-1 keeps the data and the other tservers forward
@@ -35,6 +40,7 @@ import re
 import signal
 import socket
 import socketserver
+import ssl
 import subprocess
 import sys
 import threading
@@ -248,7 +254,7 @@ class _Capture:
 
 def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus-metrics", advance: float = 0.0,
                    statements=None, more: dict | None = None,
-                   planted: dict[str, float] | None = None) -> ThreadingHTTPServer:
+                   planted: dict[str, float] | None = None, tls: ssl.SSLContext | None = None) -> ThreadingHTTPServer:
     """Serves one capture at `path`, as one YugabyteDB endpoint would, from
     a background thread. The captures' samples carry 2025 timestamps, which
     Prometheus drops as too old: they go, as if scraped now. With advance
@@ -256,7 +262,8 @@ def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus
     the captures with this too, and bench/monitoring_100_nodes.py a
     node_exporter capture at /metrics.) MORE: other paths, each a function
     returning (status, content type, body). PLANTED: {regex over a series'
-    name and labels: growth a second}, a test's planted fault."""
+    name and labels: growth a second}, a test's planted fault. TLS: a
+    server context; then HTTPS only (a plain request fails its handshake)."""
     page = _Capture(capture, advance, statements, planted)
 
     class Handler(BaseHTTPRequestHandler):
@@ -284,13 +291,32 @@ def metrics_server(capture: Path, host: str, port: int, path: str = "/prometheus
             pass
 
     server = _Server((host, port), Handler)
+    if tls is not None:
+        # Handshake per connection in its handler thread, not in accept():
+        # one client that never finishes it stalls no one else.
+        server.socket = tls.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
+# The web ports' TLS, from the webserver flags (main); None: plain HTTP.
+WEB_TLS: ssl.SSLContext | None = None
+
+
+def web_tls(f: dict[str, str]) -> ssl.SSLContext | None:
+    cert = f.get("webserver_certificate_file")
+    if not cert:
+        return None
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # --webserver_ssl_min_version's default, tlsv1.2
+    ctx.load_cert_chain(cert, f.get("webserver_private_key_file") or None)
+    return ctx
+
+
 def serve_metrics(port: int, capture: str, statements=None, more: dict | None = None) -> None:
-    metrics_server(CAPTURES / capture, "0.0.0.0", port, advance=ADVANCE_PER_S, statements=statements, more=more)
-    log(f"serving {capture} on :{port}/prometheus-metrics, its counters moving")
+    metrics_server(CAPTURES / capture, "0.0.0.0", port, advance=ADVANCE_PER_S, statements=statements, more=more,
+                   tls=WEB_TLS)
+    log(f"serving {capture} on :{port}/prometheus-metrics over {'HTTPS' if WEB_TLS else 'HTTP'}, its counters moving")
 
 
 # A master's election, standing in for Raft's: a follower that hears no
@@ -303,6 +329,9 @@ def serve_metrics(port: int, capture: str, statements=None, more: dict | None = 
 # container's name takes Docker's DNS 10 s to fail) delays no decision: an
 # answer older than HEARD_S is no answer.
 ELECTION_S, HEARD_S = 3.0, 2.0
+
+
+_PEER_TLS = ssl._create_unverified_context()  # noqa: S323 - the stand-in's own peers
 
 
 class Election:
@@ -322,7 +351,10 @@ class Election:
         host = master.rpartition(":")[0]
         while True:
             try:
-                with urllib.request.urlopen(f"http://{host}:{self.web_port}/api/v1/is-leader", timeout=1) as r:
+                # The peers' web ports speak what ours does; their names are not checked here.
+                scheme = "https" if WEB_TLS else "http"
+                with urllib.request.urlopen(f"{scheme}://{host}:{self.web_port}/api/v1/is-leader", timeout=1,
+                                            context=_PEER_TLS) as r:
                     self.heard[master] = (time.monotonic(), r.status == 200)
             except urllib.error.HTTPError:
                 self.heard[master] = (time.monotonic(), False)
@@ -466,6 +498,8 @@ def main() -> None:
         (d / "yb-data" / role.removeprefix("yb-")).mkdir(parents=True, exist_ok=True)
     log_dir = Path(f.get("log_dir") or data_root / "yb-data" / role.removeprefix("yb-") / "logs")
     ysql_to_files = configure_logging(f, log_dir)
+    global WEB_TLS
+    WEB_TLS = web_tls(f)
     log(f"{role} STAND-IN (not YugabyteDB) with flags {' '.join(sorted(f))}", "W")
     children: list[subprocess.Popen] = []
     if role == "yb-master":
