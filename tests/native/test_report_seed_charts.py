@@ -83,6 +83,13 @@ def _bracket(pts: list[tuple[float, float]], window: dict) -> tuple[tuple, tuple
     return [p for p in pts if p[0] <= window["start"]][-1], [p for p in pts if p[0] > window["end"]][0]
 
 
+def _scrape_times(prometheus, metric: str, inst: str, window: dict) -> list[float]:
+    """When Prometheus scraped inst's metric around the window: one series'
+    raw sample times (one scrape stamps all of an endpoint's series alike)."""
+    raw = _raw(prometheus, f'{metric}{{{TSERVER}, exported_instance="{inst}"}}', window)
+    return [t for t, _ in next(iter(raw.values()))]
+
+
 def test_block_cache_is_the_captures_counters_per_tserver(run, prometheus):
     chart = _chart(run, "block_cache")
     hits, misses = capture_per_tserver("rocksdb_block_cache_hit"), capture_per_tserver("rocksdb_block_cache_miss")
@@ -98,8 +105,14 @@ def test_block_cache_is_the_captures_counters_per_tserver(run, prometheus):
             # a rate of its own): a chart reading another counter (index misses for hits) is caught.
             name = f"{inst} {suffix}"
             assert chart["figures"][name]["whole_run"]["value"] == pytest.approx(want, rel=0.001)
-            assert chart["data"][name]["v"] and all(v == pytest.approx(want, rel=0.001)
-                                                    for v in chart["data"][name]["v"])
+            # Each point is rate() of those counters: want, scaled as Prometheus scales a
+            # window's increase (tests/support/promrate.py) at the raw scrapes' times, which
+            # is want itself unless a scrape came late or not at all (CI: one point low).
+            s = chart["data"][name]
+            times = _scrape_times(prometheus, metric, inst, run["window"])
+            wins = [promrate.window([(t, want * t) for t in times], t, float(chart["range"][:-1])) for t in s["t"]]
+            assert s["v"] and None not in wins, name
+            assert s["v"] == pytest.approx([w.rate for w in wins], rel=0.001), name
             others = {o: per_instance(o, capture_names()[o]).get(inst) for o in KNOWN_RATES if o != metric}
             assert not {o: v for o, v in others.items() if v == pytest.approx(want, rel=0.01)}, name
 
