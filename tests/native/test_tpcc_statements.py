@@ -4,7 +4,8 @@ tpcc-load filled, against the session's PostgreSQL 15: the mix, NURand's ids
 and the rollback and remote rates pass the checks the procedures style
 passes (tests/support/tpcc_stats.py, as test_tpcc_run.py); `ybbench verify`
 passes every run; at ISOLATION=serializable the serialization failures are
-retried whole and counted; the server's count of statements per committed
+retried whole and counted, and a transaction out of retries is an error that
+left nothing behind; the server's count of statements per committed
 transaction (pg_stat_statements, which the test PostgreSQL preloads) is the
 specification's statement list, written out here; a New-Order whose
 connection is killed between its statements leaves nothing behind and is
@@ -106,41 +107,51 @@ def test_verify_passes_the_run(postgres, loaded, ran):
 
 
 def test_serialization_failures_are_retried_whole_and_counted(postgres, loaded, prometheus):
-    """ISOLATION=serializable, 4 VUs on the two warehouses: every Payment of a warehouse updates its W_YTD,
-    so concurrent ones fail with 40001 at the update or the commit; each is retried from BEGIN. The retry
-    histogram adds up to k6's counts, and the statements style's TPC-C panels show the run."""
+    """ISOLATION=serializable, 4 VUs on the two warehouses, MAX_RETRIES=2 (yugabyte/tpcc's default):
+    every Payment of a warehouse updates its W_YTD, so concurrent ones fail with 40001 at the update or the
+    commit; each is retried from BEGIN, and one that fails a third time is an error (SQLSTATE class 40),
+    rolled back whole. Both happen in every run: PostgreSQL's serializable cancels some transactions again
+    and again (on a busy host one New-Order in eight needed more than 10 retries, two more than 100), so
+    a test that waited for none to give up failed on such a host. The retry histogram adds up to k6's
+    counts, the tables hold only what committed, and the statements style's TPC-C panels show the run."""
     prefix = loaded[0]
     history = q(postgres, f"SELECT count(*) FROM {prefix}history")
     tid, s, _ = run(postgres, loaded, "ser", {"VUS": str(VUS), "DURATION": "10s", "ISOLATION": "serializable",
-                                               "MAX_RETRIES": "100"}, prometheus=prometheus.url)
+                                               "MAX_RETRIES": "2"}, expect=99, prometheus=prometheus.url)
     retries = {op: s["ops"][op]["retries"] for op in DECK}
-    print(f"serializable, {VUS} VUs on {W} warehouses: retries {retries}, "
+    gave_up = {op: s["ops"][op]["errors"] for op in DECK}
+    print(f"serializable, {VUS} VUs on {W} warehouses: retries {retries}, gave up {gave_up}, "
           f"transactions {sum(s['ops'][op]['count'] for op in DECK)}")
-    assert retries["payment"] > 0 and s["errors"] == 0, (retries, s["errors_by_class"])
+    # Exit 99 is k6's crossed threshold on ybbench_errors: the transactions that gave up, all class 40.
+    assert retries["payment"] > 0 and s["errors"] == sum(gave_up.values()) > 0, (retries, gave_up)
+    assert s["errors_by_class"] == {"40": s["errors"]}, s["errors_by_class"]
     t = s["tpcc"]
     for op in DECK:
         a = t["attempts"][op]
-        assert a["retries"] == retries[op] and (a["failed_attempts_ms"] > 0) == (retries[op] > 0), (op, a)
-        # Each transaction in one bucket of its retries; bucket k holds k retries each ("11+": 11 to 100).
+        assert a["retries"] == retries[op], (op, a)
+        # Each transaction in the bucket of its retries, 0 to 2; one that gave up in bucket 2.
         h = a["retry_histogram"]
         assert sum(h.values()) == s["ops"][op]["count"], (op, h)
-        exact = sum(int(k) * n for k, n in h.items() if k != "11+")
-        assert exact + 11 * h["11+"] <= retries[op] <= exact + 100 * h["11+"], (op, h, retries[op])
-        if h["11+"] == 0:
-            assert exact == retries[op], (op, h)
-        # No transaction failed: each failed attempt was followed by a retry.
+        assert all(n == 0 for k, n in h.items() if k not in ("0", "1", "2")), (op, h)
+        assert sum(int(k) * n for k, n in h.items() if n) == retries[op], (op, h)
+        assert gave_up[op] <= h["2"], (op, h, gave_up[op])
+        # Every failed attempt timed: each retried one, and each transaction's last when it gave up.
         f = a["failed_attempts"]
-        assert f["count"] == retries[op], (op, f)
-        if retries[op]:
+        assert f["count"] == retries[op] + gave_up[op], (op, f)
+        assert (a["failed_attempts_ms"] > 0) == (f["count"] > 0), (op, a)
+        if f["count"]:
             lat = f["latency_ms"]
             assert 0 < lat["avg"] <= lat["max"] and lat["p99"] <= lat["max"], (op, f)
             assert lat["avg"] * f["count"] == pytest.approx(a["failed_attempts_ms"], rel=1e-6), (op, f)
     print(f"retry histogram: { {op: {k: n for k, n in t['attempts'][op]['retry_histogram'].items() if n} for op in DECK} }")
     _the_statements_panels_answer(prometheus, loaded[1], tid)
-    # Each retried transaction committed once: the HISTORY rows are the Payments k6 counts, the
-    # orders its committed New-Orders.
-    assert q(postgres, f"SELECT count(*) FROM {prefix}history") - history == s["ops"]["payment"]["count"]
-    assert q(postgres, f"SELECT count(*) FROM {run_orders(prefix, s)}") == t["new_orders"]["committed"]
+    # Each retried transaction committed once, and one that gave up left nothing: the HISTORY rows are
+    # the Payments that did not give up, the orders the committed New-Orders (neither given up nor
+    # rolled back).
+    assert q(postgres, f"SELECT count(*) FROM {prefix}history") - history == s["ops"]["payment"]["count"] - gave_up["payment"]
+    no = t["new_orders"]
+    assert no["failed"] == gave_up["new_order"] and no["committed"] == s["ops"]["new_order"]["count"] - no["failed"] - no["rolled_back"]
+    assert q(postgres, f"SELECT count(*) FROM {run_orders(prefix, s)}") == no["committed"]
     out, r = verify(loaded[1], tid, postgres)
     assert out.returncode == 0 and r["ok"] is True, out.stdout + out.stderr
 
