@@ -337,7 +337,7 @@ function tpccSummary(data, d) {
   const rolled = count("ybbench_rollbacks{op:new_order}");
   const committed = no.count - no.errors - rolled;
   const tpmc = d.duration_s > 0 ? committed / (d.duration_s / 60) : null;
-  const efficiency = spec && tpmc !== null ? tpmc / (MAX_TPMC_PER_WAREHOUSE * warehouses) : null;
+  const efficiency = efficiencyOf(tpmc);
   const transactions = TRANSACTIONS.reduce((n, t) => n + ((d.ops[t] || {}).count || 0), 0);
   const waitMs = spec && transactions ? (count("ybbench_terminal_wait") * 1000) / transactions : null;
   const pct = (x) => `${(100 * x).toFixed(2)}%`;
@@ -359,6 +359,11 @@ function tpccSummary(data, d) {
   };
 }
 
+// Spec mode's efficiency: tpmC over the most the warehouses' terminals make.
+function efficiencyOf(tpmc) {
+  return spec && tpmc !== null ? tpmc / (MAX_TPMC_PER_WAREHOUSE * warehouses) : null;
+}
+
 // After the warm-up: from its end (the gauge) to the run's end (now, as
 // handleSummary runs when the test is over).
 function measuredSummary(data, count, d) {
@@ -366,7 +371,7 @@ function measuredSummary(data, count, d) {
   const committed = count("ybbench_tpcc_measured_new_orders");
   const seconds = end ? Math.max(0, (Date.now() - end) / 1000) : Math.max(0, d.duration_s - warmupS);
   const tpmc = seconds > 0 ? committed / (seconds / 60) : null;
-  const efficiency = spec && tpmc !== null ? tpmc / (MAX_TPMC_PER_WAREHOUSE * warehouses) : null;
+  const efficiency = efficiencyOf(tpmc);
   const fields = { warmup_s: warmupS, seconds, new_orders_committed: committed, tpmc, efficiency };
   const text = `  after the ${warmupS} s warm-up (left out): tpmC ${tpmc === null ? "-" : tpmc.toFixed(1)}` +
     (spec ? ` efficiency ${efficiency === null ? "-" : `${(100 * efficiency).toFixed(2)}%`}` : "") +

@@ -87,6 +87,11 @@ def _written(parts: list[dict]) -> dict | None:
 MAX_TPMC_PER_WAREHOUSE = 12.86
 
 
+def efficiency(tpmc: float | None, warehouses: int) -> float | None:
+    """Spec mode's efficiency: tpmC over the most the warehouses' terminals can make."""
+    return tpmc / (MAX_TPMC_PER_WAREHOUSE * warehouses) if tpmc is not None else None
+
+
 def _tpcc(parts: list[dict], duration: float) -> dict:
     """tpcc's figures over all generators: New-Orders and rollbacks summed,
     tpmC from the sum over the longest generator's duration."""
@@ -105,7 +110,7 @@ def _tpcc(parts: list[dict], duration: float) -> dict:
         merged["attempts"] = _attempts([p["tpcc"]["attempts"] for p in parts])
     if spec:
         # Efficiency from the merged tpmC; the wait as a mean over every generator's transactions.
-        merged["efficiency"] = tpmc / (MAX_TPMC_PER_WAREHOUSE * first["warehouses"]) if tpmc is not None else None
+        merged["efficiency"] = efficiency(tpmc, first["warehouses"])
         counts = [sum(o["count"] for o in p["ops"].values()) for p in parts]
         waited = [p["tpcc"]["terminal_wait_ms"] for p in parts]
         merged["terminal_wait_ms"] = (sum(n * w for n, w in zip(counts, waited) if n) / sum(counts)
@@ -118,8 +123,7 @@ def _measured(parts: list[dict], spec_warehouses: int | bool) -> dict:
     committed, seconds = sum(m["new_orders_committed"] for m in parts), max(m["seconds"] for m in parts)
     tpmc = committed / (seconds / 60) if seconds else None
     return {**parts[0], "seconds": seconds, "new_orders_committed": committed, "tpmc": tpmc,
-            "efficiency": tpmc / (MAX_TPMC_PER_WAREHOUSE * spec_warehouses)
-            if spec_warehouses and tpmc is not None else None}
+            "efficiency": efficiency(tpmc, spec_warehouses) if spec_warehouses else None}
 
 
 def _attempts(parts: list[dict]) -> dict:
