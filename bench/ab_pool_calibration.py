@@ -6,7 +6,7 @@ place of one whole ab a comparison. A measurement, not a test: it prints
 the table docs/measurements.md keeps.
 
     python3 -m bench.ab_pool_calibration [--comparisons 20] [--duration 6s] [--warmup 1s] [--vus 8]
-                                         [--work N] [--minutes M] [--into DIR | --pool DIR]
+                                         [--work N] [--minutes M] [--pin] [--into DIR | --pool DIR]
 
 The pools are two `ybbench ab`s of sql-selects on a throwaway local
 PostgreSQL 15 (bench/compare_calibration.py's views: S hashes each key
@@ -21,7 +21,10 @@ pools already made there (no new runs; comparisons end where a pool ends).
 --into DIR keeps the pools between invocations, so a calibration longer
 than a working session's share of the machine is made in parts (--minutes
 each): every invocation adds a pair of pools on a fresh PostgreSQL, and
-the table counts the comparisons of all of them, none across two.
+the table counts the comparisons of all of them, none across two. --pin
+puts the server on one half of the cores and the client (ybbench, k6) on
+the other, as bench.client_efficiency's pinned mode, so that where the
+scheduler places them is not a difference between runs.
 """
 
 from __future__ import annotations
@@ -29,11 +32,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from bench.client_efficiency import pin_server, split_cores
 from bench.compare_calibration import BASE_VIEW, SLOW_VIEW, calibrate, views, wilson, ybbench
 from bench.compare_resolution import run
 from ybbench.analysis import compare
@@ -156,6 +161,7 @@ def main() -> None:
                     help="start no comparison after this many minutes (a session's share of the machine)")
     ap.add_argument("--into", type=Path, help="a folder kept between invocations: new pools are added beside the "
                     "ones it holds, and the table replays them all (each pool's comparisons stay inside it)")
+    ap.add_argument("--pin", action="store_true", help="the server on half the cores, the client on the rest")
     ap.add_argument("--pool", type=Path, help="replay the pools already made in this folder (no new runs)")
     a = ap.parse_args()
     try:  # a bad duration before any run
@@ -175,6 +181,11 @@ def main() -> None:
     if not a.pool:
         pg = Postgres.start()
         try:
+            if a.pin:  # this process's children (ybbench, k6) inherit its cores
+                server, client = split_cores(os.sched_getaffinity(0))
+                pin_server(pg, server)
+                os.sched_setaffinity(0, client)
+                print(f"pinned: the server on cores {sorted(server)}, the client on {sorted(client)}", flush=True)
             rid = f"ap{uuid.uuid4().hex[:6]}"
             ins = run(pg, results, "sql-inserts", f"{rid}-ins", {"VUS": 4, "DURATION": "5s", "KEY_PREFIX": rid})
             sel = {"KEY_PREFIX": rid, "MAX_WRITTEN_KEY": ins["rows_written"], "VUS": a.vus, "DURATION": a.duration}
@@ -182,7 +193,7 @@ def main() -> None:
             views(pg, work)
             print(f"pool {rid} in {results}: {a.duration} runs (warm-up {a.warmup}), {a.vus} VUs, sql-selects on "
                   f"PostgreSQL 15; S hashes each key {work} times; the rule: {ab.REPEAT} a side, then --resolve "
-                  f"{ab.RESOLVE}, at most {ab.MAX_REPEAT}; started {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+                  f"{ab.RESOLVE}, at most {ab.MAX_REPEAT}{'; pinned' if a.pin else ''}; started {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
                   flush=True)
             for kind, rows in replay({k: Pool(pg, results, f"{rid}-{k}", v, sel, a.warmup) for k, v in KINDS},
                                      a.comparisons, until).items():
