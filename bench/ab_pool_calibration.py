@@ -193,7 +193,8 @@ def main() -> None:
             views(pg, work)
             print(f"pool {rid} in {results}: {a.duration} runs (warm-up {a.warmup}), {a.vus} VUs, sql-selects on "
                   f"PostgreSQL 15; S hashes each key {work} times; the rule: {ab.REPEAT} a side, then --resolve "
-                  f"{ab.RESOLVE}, at most {ab.MAX_REPEAT}{'; pinned' if a.pin else ''}; started {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+                  f"{ab.RESOLVE}, at most {ab.MAX_REPEAT}{'; pinned' if a.pin else ''}; "
+                  f"started {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
                   flush=True)
             for kind, rows in replay({k: Pool(pg, results, f"{rid}-{k}", v, sel, a.warmup) for k, v in KINDS},
                                      a.comparisons, until).items():

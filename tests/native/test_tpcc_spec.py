@@ -69,8 +69,8 @@ def stalled_transactions_s(path: Path) -> list[float]:
 
 def explained_wait_s(stalls: list[float], transactions: int, seconds: float = SECONDS) -> float:
     """The wait, s in all, that stalls of these lengths make on one VU: terminals fall due about as often as
-    transactions are made (transactions in `seconds` of run, SECONDS unless told), so one of L s finds ~rate * L of them due while
-    it runs, each waiting L / 2 on average."""
+    transactions are made (transactions in `seconds` of run, SECONDS unless told), so one of L s finds
+    ~rate * L of them due while it runs, each waiting L / 2 on average."""
     rate = transactions / seconds
     return sum(rate * length * length / 2 for length in stalls)
 

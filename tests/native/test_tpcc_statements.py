@@ -148,9 +148,11 @@ def test_serialization_failures_are_retried_whole_and_counted(postgres, loaded, 
     # Each retried transaction committed once, and one that gave up left nothing: the HISTORY rows are
     # the Payments that did not give up, the orders the committed New-Orders (neither given up nor
     # rolled back).
-    assert q(postgres, f"SELECT count(*) FROM {prefix}history") - history == s["ops"]["payment"]["count"] - gave_up["payment"]
+    paid = s["ops"]["payment"]["count"] - gave_up["payment"]
+    assert q(postgres, f"SELECT count(*) FROM {prefix}history") - history == paid
     no = t["new_orders"]
-    assert no["failed"] == gave_up["new_order"] and no["committed"] == s["ops"]["new_order"]["count"] - no["failed"] - no["rolled_back"]
+    assert no["failed"] == gave_up["new_order"]
+    assert no["committed"] == s["ops"]["new_order"]["count"] - no["failed"] - no["rolled_back"], no
     assert q(postgres, f"SELECT count(*) FROM {run_orders(prefix, s)}") == no["committed"]
     out, r = verify(loaded[1], tid, postgres)
     assert out.returncode == 0 and r["ok"] is True, out.stdout + out.stderr
