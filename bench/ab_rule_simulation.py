@@ -4,7 +4,7 @@ how often it finds a 5% change, how many runs a side it takes and how long
 that is with the defaults. A measurement, not a test: it prints the table
 docs/compare-settings.md and docs/reports.md quote.
 
-    python3 -m bench.ab_rule_simulation [--trials 1500] [--run-seconds 30]
+    python3 -m bench.ab_rule_simulation [--trials 1500] [--run-seconds 30] [--spread 0.03 --change -0.045]
 
 Each run's log ops/s is N(effect, sigma) plus, with a drift, drift x its
 place in time; the runs come in ab's order (A B B A ..., after one
@@ -13,7 +13,10 @@ the rule stopped at. Beside it, "with place": the same runs judged by an
 analysis that accounts for each run's place in the order (a least-squares
 term), the alternative a drifting machine suggests; the columns say
 whether it holds the false-verdict rate under drift, AR(1) and bimodal
-noise, and whether it finds more.
+noise, and whether it finds more. --spread and --change put a measured
+host's two lines (its runs' spread, its planted change) in place of the
+list, so a real-run calibration is read against what the rule would do on
+runs that are only that noise.
 """
 
 from __future__ import annotations
@@ -98,13 +101,27 @@ def main() -> None:
     ap.add_argument("--run-seconds", type=float, default=30.0, help="each run's DURATION (the workloads' 30 s)")
     ap.add_argument("--overhead", type=float, default=0.5, help="seconds a run adds of its own start and end")
     ap.add_argument("--seed", type=int, default=45)
+    ap.add_argument("--spread", type=float, help="a host's runs' sd of log ops/s (with --change: its two lines)")
+    ap.add_argument("--change", type=float, help="the host's planted change, e.g. -0.045 for 4.5%% slower")
     a = ap.parse_args()
+    scenarios = SCENARIOS
+    if (a.spread is None) != (a.change is None):
+        ap.error("--spread and --change go together")
+    if a.spread is not None:
+        if not (0 < a.spread < 1 and -1 < a.change < 1):
+            ap.error(f"--spread {a.spread} or --change {a.change}: not a fraction (0.012 for 1.2%)")
+        apart = f"runs {100 * a.spread:.1f}% apart"
+        way = "slower" if a.change < 0 else "faster"
+        scenarios = [(f"identical sides, {apart}", a.spread, 0.0, 0.0, "normal", ("faster", "slower"),
+                      "false verdicts"),
+                     (f"{abs(100 * a.change):.1f}% {way}, {apart}", a.spread, a.change, 0.0, "normal", (way,),
+                      "found")]
     each = a.run_seconds + a.overhead
     print(f"ybbench ab's default rule: start {ab.REPEAT} a side, --resolve {ab.RESOLVE}, at most {ab.MAX_REPEAT}; "
           f"{a.trials} simulated abs each; alpha {ALPHA}; {a.run_seconds:g} s runs (+{a.overhead:g} s), one warm-up run")
     print(f"{'scenario':50} {'what':15} {'share':>7} {'with place':>11} {'runs a side':>12} {'p90':>4} "
           f"{'wall min':>9}")
-    for name, sigma, effect, drift, kind, counts, what in SCENARIOS:
+    for name, sigma, effect, drift, kind, counts, what in scenarios:
         rng = np.random.default_rng(a.seed)
         got = [one(rng, sigma, effect, drift, kind) for _ in range(a.trials)]
         hits = sum(v in counts for v, _, _ in got)
