@@ -108,8 +108,8 @@ def main() -> None:
     if (a.spread is None) != (a.change is None):
         ap.error("--spread and --change go together")
     if a.spread is not None:
-        if not (0 < a.spread < 1 and -1 < a.change < 1):
-            ap.error(f"--spread {a.spread} or --change {a.change}: not a fraction (0.012 for 1.2%)")
+        if not (0 < a.spread < 1 and -1 < a.change < 1 and a.change != 0):
+            ap.error(f"--spread {a.spread} or --change {a.change}: not a fraction (0.012 for 1.2%), or no change")
         apart = f"runs {100 * a.spread:.1f}% apart"
         way = "slower" if a.change < 0 else "faster"
         scenarios = [(f"identical sides, {apart}", a.spread, 0.0, 0.0, "normal", ("faster", "slower"),

@@ -34,6 +34,7 @@ def test_a_bad_number_is_refused_by_name(args, named):
     (["--spread", "0.01"], "--spread and --change go together"),
     (["--spread", "2", "--change", "-0.05"], "--spread 2.0 or --change -0.05: not a fraction"),
     (["--spread", "0.01", "--change", "-5"], "--spread 0.01 or --change -5.0: not a fraction"),
+    (["--spread", "0.01", "--change", "0"], "--change 0.0: not a fraction (0.012 for 1.2%), or no change"),
 ])
 def test_the_rule_simulation_refuses_a_host_it_cannot_simulate(args, named):
     done = subprocess.run([sys.executable, "-m", "bench.ab_rule_simulation", "--trials", "1", *args], cwd=REPO,
