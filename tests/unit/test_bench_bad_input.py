@@ -23,8 +23,13 @@ from ..support.stack import REPO
     (["--rss-minutes", "nan"], "--rss-minutes: nan: must be 0 or more"),
 ])
 def test_a_bad_number_is_refused_by_name(args, named):
-    done = subprocess.run([sys.executable, "-m", "bench.client_efficiency", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    refused("bench.client_efficiency", args, named)
+
+
+def refused(module: str, args: list[str], named: str) -> None:
+    """The bench's argparse error: exit 2, the message naming the option, no traceback."""
+    done = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
     assert done.returncode == 2, done.stderr
     assert named in done.stderr
     assert "Traceback" not in done.stderr
@@ -37,12 +42,7 @@ def test_a_bad_number_is_refused_by_name(args, named):
     (["--spread", "0.01", "--change", "0"], "--change 0.0: not a fraction (0.012 for 1.2%), or no change"),
 ])
 def test_the_rule_simulation_refuses_a_host_it_cannot_simulate(args, named):
-    done = subprocess.run([sys.executable, "-m", "bench.ab_rule_simulation", "--trials", "1", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert named in done.stderr
-    assert "Traceback" not in done.stderr
-
+    refused("bench.ab_rule_simulation", ["--trials", "1", *args], named)
 
 
 def simulated(spread: str, change: str) -> dict[str, list[str]]:
@@ -61,5 +61,6 @@ def test_a_hosts_two_lines_are_simulated_at_its_spread():
     assert set(quiet) == {"identical sides, runs 0.1% apart", "5.0% slower, runs 0.1% apart"}, quiet
     assert quiet["5.0% slower, runs 0.1% apart"][:2] == ["100.0%", "100.0%"], quiet
     noisy = simulated("0.5", "-0.05")
+    assert len(noisy) == 2, noisy
     for scenario, row in noisy.items():
         assert row[-3:-1] == ["20.0", "20"], (scenario, row)
